@@ -1,0 +1,157 @@
+"""The library entry point: judge rows with a backend. The CLI calls exactly this.
+
+from localjudge.api import evaluate
+run = evaluate(read_records("data.jsonl"), backend=FakeBackend(...))
+run.results   # one dict per input row, in input order
+run.summary   # aggregates with counts and intervals
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from localjudge import scoring
+from localjudge.engine.base import Backend, VerdictRequest
+from localjudge.judges import ChunkScoreJudge, Judge, JudgeOptions, select
+from localjudge.records import BadRecord, Record, RecordSet
+
+
+@dataclass
+class Run:
+    """What an evaluation produced. `summary` is computed from `results` alone, so a run
+    resumed from a results file summarises the same way."""
+
+    results: list[dict[str, Any]]
+    judges: list[Judge]
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return summarise(self.results, self.judges)
+
+
+def judge_row(
+    record: Record, judges: Sequence[Judge], backend: Backend, options: JudgeOptions
+) -> dict[str, Any]:
+    """Every selected judge's fields for one valid row. All of a row's verdicts go to the
+    backend in one call, so that it can order them to reuse their shared prompt prefix."""
+    requests: list[VerdictRequest] = []
+    spans: list[tuple[Judge, int, int]] = []
+    skipped: list[str] = []
+    for judge in judges:
+        if judge.missing(record):
+            skipped.append(judge.name)
+            continue
+        reqs = judge.requests(record, options)
+        spans.append((judge, len(requests), len(reqs)))
+        requests.extend(reqs)
+    verdicts = backend.judge(requests) if requests else []
+    fields: dict[str, Any] = {}
+    for judge, start, n in spans:
+        if not isinstance(judge, ChunkScoreJudge):
+            fields.update(judge.fields(record, verdicts[start : start + n], options))
+    for judge, _, _ in spans:
+        if isinstance(judge, ChunkScoreJudge):
+            fields.update(judge.score_fields(fields))
+    row = base_fields(record)
+    row["judges_skipped"] = skipped
+    row.update(fields)
+    return row
+
+
+def base_fields(row: Record | BadRecord) -> dict[str, Any]:
+    """The fields every result row starts with."""
+    if isinstance(row, BadRecord):
+        return {"request_id": row.request_id, "line": row.line, "error": row.error}
+    return {
+        "request_id": row.request_id,
+        "line": row.line,
+        "error": None,
+        "request": row.request,
+        "response": row.response,
+    }
+
+
+def iter_results(
+    records: RecordSet | Iterable[Record | BadRecord],
+    backend: Backend,
+    judges: Sequence[Judge] | None = None,
+    options: JudgeOptions | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Result rows, one per input row, in input order, as each is computed."""
+    rows = records.rows if isinstance(records, RecordSet) else records
+    chosen = list(judges) if judges is not None else select(None)
+    opts = options or JudgeOptions()
+    for row in rows:
+        if isinstance(row, BadRecord):
+            yield base_fields(row)
+        else:
+            yield judge_row(row, chosen, backend, opts)
+
+
+def evaluate(
+    records: RecordSet | Iterable[Record | BadRecord],
+    backend: Backend,
+    judges: Sequence[Judge] | None = None,
+    options: JudgeOptions | None = None,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+) -> Run:
+    """Judge every row; call `on_row` with each result as soon as it is ready."""
+    chosen = list(judges) if judges is not None else select(None)
+    started = time.perf_counter()
+    results = []
+    for result in iter_results(records, backend, chosen, options):
+        results.append(result)
+        if on_row is not None:
+            on_row(result)
+    return Run(results, chosen, {"judge_seconds": time.perf_counter() - started})
+
+
+def _count_errors(value: Any) -> int:
+    if isinstance(value, list):
+        return sum(1 for v in value if v is not None)
+    return 0 if value is None else 1
+
+
+def summarise(results: Sequence[dict[str, Any]], judges: Sequence[Judge]) -> dict[str, Any]:
+    """Aggregates (SPEC §3) with counts and intervals, plus what was read and what failed."""
+    aggregates: dict[str, dict[str, Any]] = {}
+    per_judge: dict[str, dict[str, int]] = {}
+    verdict_errors = 0
+    valid = [r for r in results if r.get("error") is None]
+    for judge in judges:
+        metrics = judge.metrics()
+        main_field = metrics[0].field if metrics else None
+        errors = 0
+        for r in valid:
+            for suffix in ("/error_message", "/error_messages"):
+                key = f"{judge.step}/llm_judged/{judge.name}{suffix}"
+                errors += _count_errors(r.get(key))
+        verdict_errors += errors
+        per_judge[judge.name] = {
+            "rows_judged": sum(1 for r in valid if main_field in r),
+            "rows_skipped": sum(1 for r in valid if judge.name in r.get("judges_skipped", ())),
+            "verdict_errors": errors,
+        }
+        for metric in metrics:
+            values = [r.get(metric.field) for r in valid if metric.field in r]
+            if metric.kind == "rating":
+                agg = scoring.rating_percentage(values)
+            else:
+                agg = scoring.aggregate(values)
+            aggregates[metric.key] = agg.as_dict()
+    return {
+        "rows_read": len(results),
+        "rows_with_input_errors": len(results) - len(valid),
+        "verdicts_with_errors": verdict_errors,
+        "judges": per_judge,
+        "aggregates": aggregates,
+    }
+
+
+def main_metric(judge: Judge) -> str:
+    """The aggregate that `--fail-under JUDGE=VALUE` compares."""
+    return judge.metrics()[0].key

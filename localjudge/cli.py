@@ -1,0 +1,361 @@
+"""The command line: a thin Click layer over the library.
+
+Exit codes (SPEC §1): 0 done; 1 a --fail-under threshold was missed; 2 unusable
+invocation or input file; 3 model problem. Results go to stdout, progress and
+diagnostics to stderr; llama.cpp's own logging only with --verbose.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from localjudge import __version__
+from localjudge.errors import LocalJudgeError, UsageError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _guard(fn: Callable[[], int]) -> None:
+    """Run a command body; map our errors to one line on stderr and their exit code."""
+    try:
+        code = fn()
+    except LocalJudgeError as err:
+        click.echo(f"Error: {err}", err=True)
+        sys.exit(err.exit_code)
+    except KeyboardInterrupt:
+        click.echo("Interrupted; rerun the same command to resume.", err=True)
+        sys.exit(130)
+    sys.exit(code)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="localjudge")
+def cli() -> None:
+    """Judge RAG and agent outputs with a local LLM: offline, on CPU, reproducible."""
+
+
+def _parse_fail_under(values: tuple[str, ...]) -> list[tuple[str, float]]:
+    out = []
+    for item in values:
+        name, sep, number = item.partition("=")
+        try:
+            if not sep or not name:
+                raise ValueError
+            out.append((name.strip(), float(number)))
+        except ValueError:
+            raise UsageError(
+                f"--fail-under {item!r}: expected JUDGE=VALUE, e.g. safety=0.9"
+            ) from None
+    return out
+
+
+@cli.command("eval")
+@click.argument("data", metavar="DATA")
+@click.option(
+    "--judges",
+    "judge_names",
+    metavar="LIST",
+    help="Comma-separated judges to run (default: every judge whose inputs a row has).",
+)
+@click.option(
+    "--judge-file",
+    type=click.Path(dir_okay=False),
+    metavar="TOML",
+    help="Declare custom judges (see README, 'Custom judges').",
+)
+@click.option(
+    "--model",
+    "model_spec",
+    metavar="ID|PATH",
+    help="A catalogued model id (see `localjudge models list`) or a GGUF file. "
+    "Default: the embedded default model.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    default="localjudge-out",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Directory for results.jsonl and summary.json.",
+)
+@click.option(
+    "--resume/--no-resume",
+    default=True,
+    show_default=True,
+    help="Continue a partial run in --out that has the same manifest.",
+)
+@click.option("--overwrite", is_flag=True, help="Replace results of a different run in --out.")
+@click.option(
+    "--rationale/--no-rationale",
+    default=True,
+    show_default=True,
+    help="Ask for a short rationale after each verdict (verdicts are the same "
+    "either way; without is much faster).",
+)
+@click.option(
+    "--threads", type=click.IntRange(1, 256), help="CPU threads (default: physical cores)."
+)
+@click.option(
+    "--ctx",
+    "n_ctx",
+    type=click.IntRange(256, 131072),
+    default=4096,
+    show_default=True,
+    help="Context size in tokens; longer material is truncated with a marker.",
+)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(8, 8192),
+    default=512,
+    show_default=True,
+    help="Tokens per llama.cpp decode batch.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed (recorded).")
+@click.option("--limit", type=click.IntRange(1), help="Judge only the first N rows.")
+@click.option(
+    "--prompt-cache/--no-prompt-cache",
+    default=True,
+    show_default=True,
+    help="Reuse the evaluated shared prompt prefix between verdicts "
+    "(results are identical either way).",
+)
+@click.option(
+    "--fail-under",
+    multiple=True,
+    metavar="JUDGE=VALUE",
+    help="Exit 1 when JUDGE's main aggregate is below VALUE. Repeatable.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "markdown"]),
+    default="table",
+    show_default=True,
+    help="How to print the summary on stdout.",
+)
+@click.option(
+    "--strict", is_flag=True, help="Exit 2 on any bad input line, before loading the model."
+)
+@click.option("--verbose", is_flag=True, help="Show llama.cpp's own log lines.")
+def eval_cmd(**kw: Any) -> None:
+    """Judge every row of DATA (.jsonl, .json array, .csv, or - for stdin).
+
+    Writes OUT/results.jsonl (one line per input row, in input order) and OUT/summary.json
+    (aggregates with counts and 95% intervals, plus the run manifest), and prints the
+    summary. Exit codes: 0 done, 1 a --fail-under threshold missed, 2 bad invocation or
+    input, 3 model problem.
+    """
+    _guard(lambda: _eval(**kw))
+
+
+def _eval(
+    data: str,
+    judge_names: str | None,
+    judge_file: str | None,
+    model_spec: str | None,
+    out_dir: str,
+    resume: bool,
+    overwrite: bool,
+    rationale: bool,
+    threads: int | None,
+    n_ctx: int,
+    batch_size: int,
+    seed: int,
+    limit: int | None,
+    prompt_cache: bool,
+    fail_under: tuple[str, ...],
+    fmt: str,
+    strict: bool,
+    verbose: bool,
+) -> int:
+    from localjudge import api, judges, models, output
+    from localjudge.engine.llama import LlamaBackend, physical_cores
+    from localjudge.records import read_records
+
+    thresholds_wanted = _parse_fail_under(fail_under)
+    records = read_records(data)
+    if strict and records.bad:
+        first = records.bad[0]
+        raise UsageError(f"{data}: {len(records.bad)} bad line(s) (--strict); first: {first.error}")
+    rows = records.rows[:limit] if limit else records.rows
+    custom = judges.load_judge_file(judge_file, set(judges.BUILTIN)) if judge_file else []
+    names = [n.strip() for n in judge_names.split(",") if n.strip()] if judge_names else None
+    chosen = judges.select(names, custom)
+    by_name = {j.name: j for j in chosen}
+    for name, _ in thresholds_wanted:
+        if name not in by_name:
+            raise UsageError(f"--fail-under {name}: not among the judges of this run")
+
+    resolved = models.resolve_for_eval(model_spec)
+    entry = resolved.entry
+    thresholds = dict(entry.thresholds) if entry else {}
+    options = judges.JudgeOptions(rationale=rationale, thresholds=thresholds)
+    threads = threads or physical_cores()
+    # The parsed rows (not the file bytes: stdin has no file) identify the input.
+    input_hash = hashlib.sha256(repr(rows).encode("utf-8")).hexdigest()
+    manifest: dict[str, Any] = {
+        "localjudge": __version__,
+        "llama_cpp_python": _llama_version(),
+        "model": {"id": resolved.id, "file": resolved.path.name, "sha256": resolved.sha256},
+        "judges": {j.name: judges.template_hash(j) for j in chosen},
+        "thresholds": thresholds,
+        "rationale": rationale,
+        "seed": seed,
+        "threads": threads,
+        "ctx": n_ctx,
+        "batch_size": batch_size,
+        "input": {"path": data, "rows": len(rows), "sha256": input_hash},
+        "command_line": sys.argv,
+    }
+    writer = output.ResultsWriter(Path(out_dir), manifest, resume=resume, overwrite=overwrite)
+    started = time.perf_counter()
+    backend = LlamaBackend(
+        resolved.path,
+        template=entry.template if entry else None,
+        n_ctx=n_ctx,
+        threads=threads,
+        batch_size=batch_size,
+        seed=seed,
+        prompt_cache=prompt_cache,
+        verbose=verbose,
+    )
+    load_seconds = time.perf_counter() - started
+    todo = rows[writer.done :]
+    if writer.done:
+        click.echo(f"Resuming: {writer.done} of {len(rows)} rows already done.", err=True)
+    judge_started = time.perf_counter()
+    try:
+        with click.progressbar(
+            length=len(todo),
+            label="judging",
+            file=sys.stderr,
+            show_pos=True,
+            show_eta=True,
+            item_show_func=lambda x: x,
+        ) as bar:
+
+            def on_row(result: dict[str, Any]) -> None:
+                writer.write(result)
+                elapsed = time.perf_counter() - judge_started
+                bar.update(1, f"{(bar.pos + 1) / max(elapsed, 1e-9):.2f} rows/s")
+
+            api.evaluate(todo, backend, chosen, options, on_row=on_row)
+    finally:
+        writer.close()
+        backend.close()
+    judge_seconds = time.perf_counter() - judge_started
+    results = writer.read_back()
+    summary = api.summarise(results, chosen)
+    summary["timings"] = {
+        "model_load_seconds": round(load_seconds, 3),
+        "judge_seconds": round(judge_seconds, 3),
+        "rows_judged_this_run": len(todo),
+        "rows_per_second": round(len(todo) / judge_seconds, 4) if judge_seconds > 0 else None,
+        **backend.stats.as_dict(),
+    }
+    summary["manifest"] = manifest
+    output.write_summary(Path(out_dir), summary)
+    click.echo(output.render(summary, fmt, Path(out_dir)))
+
+    missed = []
+    for name, threshold in thresholds_wanted:
+        value = summary["aggregates"][api.main_metric(by_name[name])]["value"]
+        if value is None or value < threshold:
+            missed.append(f"{name}: {value if value is None else round(value, 4)} < {threshold}")
+    if missed:
+        click.echo("Below --fail-under: " + "; ".join(missed), err=True)
+        return 1
+    return 0
+
+
+def _llama_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("llama-cpp-python")
+    except PackageNotFoundError:
+        return "not installed"
+
+
+@cli.group("judges")
+def judges_group() -> None:
+    """List the judges and show what each needs, its labels and its prompt."""
+
+
+@judges_group.command("list")
+@click.option("--judge-file", type=click.Path(dir_okay=False), help="Include custom judges.")
+def judges_list(judge_file: str | None) -> None:
+    """Every judge: its step, what it needs, its labels."""
+
+    def body() -> int:
+        from localjudge import judges, output
+
+        custom = judges.load_judge_file(judge_file, set(judges.BUILTIN)) if judge_file else []
+        rows = [("judge", "step", "needs", "labels", "what it asks")]
+        for j in judges.select(None, custom):
+            rows.append(
+                (
+                    j.name,
+                    j.step,
+                    ", ".join(j.needs),
+                    "/".join(j.labels) or "(no model)",
+                    j.description,
+                )
+            )
+        click.echo(output.judge_table(rows))
+        return 0
+
+    _guard(body)
+
+
+@judges_group.command("show")
+@click.argument("name")
+@click.option("--judge-file", type=click.Path(dir_okay=False), help="Include custom judges.")
+def judges_show(name: str, judge_file: str | None) -> None:
+    """What NAME needs, its labels, its output fields and its prompt."""
+
+    def body() -> int:
+        from localjudge import judges
+        from localjudge.judges.base import SYSTEM
+
+        custom = judges.load_judge_file(judge_file, set(judges.BUILTIN)) if judge_file else []
+        available = {j.name: j for j in judges.select(None, custom)}
+        if name not in available:
+            raise UsageError(f"unknown judge {name!r} (see `localjudge judges list`)")
+        judge = available[name]
+        click.echo(f"{judge.name} ({judge.step} judge)\n{judge.description}\n")
+        click.echo(f"needs:  {', '.join(judge.needs)}")
+        click.echo(f"labels: {' / '.join(judge.labels) or '(no model: computed)'}")
+        click.echo("aggregates: " + ", ".join(m.key for m in judge.metrics()))
+        click.echo(f"template hash: {judges.template_hash(judge)}\n")
+        if judge.labels:
+            click.echo("system text:\n  " + SYSTEM + "\n")
+        for key, text in judge.templates().items():
+            click.echo(f"{key}:\n  " + text.replace("\n", "\n  ") + "\n")
+        return 0
+
+    _guard(body)
+
+
+def _register_models() -> None:
+    from localjudge.cli_models import models_group
+
+    cli.add_command(models_group, "models")
+
+
+_register_models()
+
+
+def main() -> None:
+    cli()
+
+
+if __name__ == "__main__":
+    main()

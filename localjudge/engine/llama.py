@@ -1,0 +1,359 @@
+"""The llama.cpp backend (llama-cpp-python).
+
+How a verdict is computed:
+
+* The prompt is cut into segments: chat-template control text (tokenised with special
+  tokens), the fixed system text, each user part, and the answer's start. Each segment is
+  tokenised on its own and evaluated as its own llama_decode batch(es) at fixed positions.
+* Prompt reuse (SPEC §7): the KV cache holds a stack of evaluated segments. A request that
+  shares its first k segments with the stack truncates the cache to them and evaluates
+  only the rest. Requests are ordered lexicographically by their segments, which is a
+  depth-first walk of the prompt trie, so every shared prefix is evaluated once. With the
+  cache off, every request starts from an empty cache and evaluates the same segments in
+  the same batches at the same positions, so the logits, and the results, are the same
+  bit for bit.
+* The verdict: the grammar `root ::= label_1 | label_2 | ...` allows only the labels. The
+  labels' first tokens are distinct, so after the first token the rest of a label is
+  forced, and the grammar-constrained distribution over labels is exactly the softmax of
+  the logits restricted to those first tokens. That distribution is read at the verdict
+  position after one decode: no token is generated for a verdict without rationale.
+* The rationale, when asked for, follows the verdict inside the same JSON object, as a
+  JSON string under the grammar `string ::= char* "\""` where char is any token with no
+  quote, backslash or control byte: greedy, at most `rationale_tokens` tokens.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from localjudge.engine.base import (
+    RATIONALE_PREFIX,
+    BackendStats,
+    Prompt,
+    Verdict,
+    VerdictRequest,
+    choose_label,
+)
+from localjudge.engine.quiet import quiet_stderr
+from localjudge.engine.templates import ChatTemplate, template_for
+from localjudge.errors import ModelError
+
+TRUNCATION_MARKER = "\n[... truncated by localjudge ...]\n"
+MIN_KEPT_TOKENS = 16
+
+Tokens = tuple[int, ...]
+
+
+def physical_cores() -> int:
+    """Physical CPU cores (llama.cpp runs best with one thread per core)."""
+    seen: set[tuple[str, str]] = set()
+    phys = core = ""
+    with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="ascii") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            key = key.strip()
+            if key == "physical id":
+                phys = value.strip()
+            elif key == "core id":
+                core = value.strip()
+                seen.add((phys, core))
+    try:
+        available = len(os.sched_getaffinity(0))
+    except AttributeError:
+        available = os.cpu_count() or 1
+    return max(1, min(len(seen) or available, available))
+
+
+class _Segment:
+    """One tokenised piece of a prompt. `data` segments may be truncated."""
+
+    __slots__ = ("tokens", "data")
+
+    def __init__(self, tokens: Tokens, data: bool) -> None:
+        self.tokens = tokens
+        self.data = data
+
+
+class LlamaBackend:
+    """Verdicts from a GGUF model through llama.cpp. See the module docstring."""
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        template: str | None = None,
+        n_ctx: int = 4096,
+        threads: int | None = None,
+        batch_size: int = 512,
+        seed: int = 0,
+        prompt_cache: bool = True,
+        rationale_tokens: int = 48,
+        verbose: bool = False,
+    ) -> None:
+        self.model_path = Path(model_path)
+        self.n_ctx = n_ctx
+        self.threads = threads or physical_cores()
+        self.batch_size = batch_size
+        self.seed = seed
+        self.prompt_cache = prompt_cache
+        self.rationale_tokens = rationale_tokens
+        self.verbose = verbose
+        self.stats = BackendStats()
+        self._llm = self._load()
+        metadata: dict[str, str] = dict(getattr(self._llm, "metadata", {}) or {})
+        self.template: ChatTemplate = template_for(
+            template, metadata.get("tokenizer.chat_template")
+        )
+        self._add_bos = metadata.get("tokenizer.ggml.add_bos_token") == "true" and (
+            self.template.name != "llama3"
+        )
+        self._n_vocab: int = int(self._llm.n_vocab())
+        self._stack: list[Tokens] = []
+        self._token_cache: dict[tuple[str, bool], Tokens] = {}
+        self._label_cache: dict[tuple[str, ...], list[int]] = {}
+        self._string_mask: npt.NDArray[np.bool_] | None = None
+        self._quote_token: int | None = None
+
+    # -- loading -----------------------------------------------------------------------
+
+    def _load(self) -> Any:
+        from llama_cpp import Llama  # imported here: loading the library is slow
+
+        try:
+            with quiet_stderr(not self.verbose):
+                return Llama(
+                    model_path=str(self.model_path),
+                    n_ctx=self.n_ctx,
+                    n_threads=self.threads,
+                    n_threads_batch=self.threads,
+                    n_batch=self.batch_size,
+                    n_ubatch=self.batch_size,
+                    seed=self.seed,
+                    logits_all=False,
+                    verbose=self.verbose,
+                )
+        except (ValueError, RuntimeError, OSError) as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            if "context" in reason.lower():
+                raise ModelError(
+                    f"{self.model_path.name}: cannot allocate a context of {self.n_ctx} tokens "
+                    f"({reason}); try a smaller --ctx"
+                ) from None
+            raise ModelError(
+                f"{self.model_path.name}: llama.cpp cannot load it ({reason})"
+            ) from None
+
+    def close(self) -> None:
+        close = getattr(self._llm, "close", None)
+        if close is not None:
+            close()
+
+    def describe(self) -> dict[str, object]:
+        from llama_cpp import __version__ as llama_cpp_version
+
+        return {
+            "backend": "llama.cpp",
+            "llama_cpp_python": llama_cpp_version,
+            "n_ctx": self.n_ctx,
+            "threads": self.threads,
+            "batch_size": self.batch_size,
+            "seed": self.seed,
+            "template": self.template.name,
+            "rationale_tokens": self.rationale_tokens,
+        }
+
+    # -- tokens --------------------------------------------------------------------------
+
+    def tokenize(self, text: str, special: bool = False) -> Tokens:
+        key = (text, special)
+        cached = self._token_cache.get(key)
+        if cached is None:
+            cached = tuple(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=special))
+            if len(self._token_cache) > 4096:
+                self._token_cache.clear()
+            self._token_cache[key] = cached
+        return cached
+
+    def segments(self, prompt: Prompt) -> list[_Segment]:
+        """The prompt as tokenised segments, in order (see the module docstring)."""
+        t = self.template
+        bos: Tokens = (int(self._llm.token_bos()),) if self._add_bos else ()
+        segs = [
+            _Segment(bos + self.tokenize(t.system_start, special=True), False),
+            _Segment(self.tokenize(prompt.system), False),
+            _Segment(self.tokenize(t.system_end_user_start, special=True), False),
+        ]
+        segs.extend(_Segment(self.tokenize(p.text), p.data) for p in prompt.user)
+        segs.append(_Segment(self.tokenize(t.user_end_assistant_start, special=True), False))
+        segs.append(_Segment(self.tokenize(prompt.answer_prefix), False))
+        return segs
+
+    def _label_tokens(self, labels: tuple[str, ...]) -> list[int]:
+        first = self._label_cache.get(labels)
+        if first is None:
+            first = [self.tokenize(label)[0] for label in labels]
+            if len(set(first)) != len(first):
+                raise ModelError(
+                    f"this model's tokenizer cannot tell the labels {labels} apart by their "
+                    "first token"
+                )
+            self._label_cache[labels] = first
+        return first
+
+    def _fit(self, segs: list[_Segment], reserve: int) -> tuple[list[Tokens], bool]:
+        """Truncate the longest data segments (keeping their head) until the prompt fits."""
+        budget = self.n_ctx - reserve
+        tokens = [s.tokens for s in segs]
+        total = sum(len(t) for t in tokens)
+        if total <= budget:
+            return tokens, False
+        marker = self.tokenize(TRUNCATION_MARKER)
+        data_idx = [i for i, s in enumerate(segs) if s.data]
+        while total > budget and data_idx:
+            i = max(data_idx, key=lambda j: (len(tokens[j]), -j))
+            current = len(tokens[i])
+            keep = max(MIN_KEPT_TOKENS, current - (total - budget) - len(marker))
+            if keep + len(marker) >= current:
+                data_idx.remove(i)
+                continue
+            tokens[i] = tokens[i][:keep] + marker
+            total += len(tokens[i]) - current
+            data_idx.remove(i)
+        if total > budget:
+            raise _PromptTooLong(total, budget)
+        return tokens, True
+
+    # -- evaluation ------------------------------------------------------------------------
+
+    def judge(self, requests: Sequence[VerdictRequest]) -> list[Verdict]:
+        prepared: list[tuple[int, list[Tokens] | None, bool, str | None]] = []
+        for i, req in enumerate(requests):
+            reserve = (self.rationale_tokens + 16) if req.rationale else 2
+            try:
+                toks, truncated = self._fit(self.segments(req.prompt), reserve)
+                prepared.append((i, toks, truncated, None))
+            except _PromptTooLong as exc:
+                prepared.append((i, None, True, str(exc)))
+        out: list[Verdict | None] = [None] * len(requests)
+        # Lexicographic order of the segment lists = a depth-first walk of the prompt trie.
+        order = sorted(
+            (p for p in prepared if p[1] is not None), key=lambda p: (tuple(p[1] or ()), p[0])
+        )
+        with quiet_stderr(not self.verbose):
+            for i, segs, truncated, _ in order:
+                assert segs is not None
+                out[i] = self._one(requests[i], segs, truncated)
+        for i, segs, _, error in prepared:
+            if segs is None:
+                out[i] = Verdict.failed(error or "prompt too long", truncated=True)
+        self.stats.verdicts += len(requests)
+        return [v for v in out if v is not None]
+
+    def _one(self, req: VerdictRequest, segs: list[Tokens], truncated: bool) -> Verdict:
+        try:
+            self.stats.prompt_tokens += sum(len(s) for s in segs)
+            logits = self._evaluate(segs)
+            label_ids = self._label_tokens(req.labels)
+            chosen_logits = logits[label_ids].astype(np.float64)
+            probs_arr = np.exp(chosen_logits - chosen_logits.max())
+            probs_arr /= probs_arr.sum()
+            probs = {lab: float(p) for lab, p in zip(req.labels, probs_arr, strict=True)}
+            label = choose_label(probs, req.labels, req.threshold)
+            rationale = self._rationale(label) if req.rationale else None
+            return Verdict(
+                label=label,
+                probability=probs[label],
+                probabilities=probs,
+                rationale=rationale,
+                truncated=truncated,
+            )
+        except RuntimeError as exc:  # llama_decode failed: the cache state is unknown
+            self._stack = []
+            self._llm.n_tokens = 0
+            return Verdict.failed(f"model error: {exc}", truncated=truncated)
+
+    def _evaluate(self, segs: list[Tokens]) -> npt.NDArray[np.float32]:
+        """Bring the KV cache to `segs` and return the logits after the last token."""
+        keep = 0
+        if self.prompt_cache:
+            while (
+                keep < len(self._stack)
+                and keep < len(segs) - 1  # the last segment is always evaluated: its logits
+                and self._stack[keep] == segs[keep]
+            ):
+                keep += 1
+        del self._stack[keep:]
+        self._llm.n_tokens = sum(len(s) for s in self._stack)
+        for seg in segs[keep:]:
+            self._eval(seg)
+        return self._logits()
+
+    def _eval(self, seg: Tokens) -> None:
+        if self._llm.n_tokens + len(seg) > self.n_ctx:
+            raise RuntimeError(f"context full ({self.n_ctx} tokens)")
+        self._llm.eval(list(seg))
+        self._stack.append(seg)
+        self.stats.evaluated_tokens += len(seg)
+
+    def _logits(self) -> npt.NDArray[np.float32]:
+        import llama_cpp
+
+        ptr = llama_cpp.llama_get_logits_ith(self._llm._ctx.ctx, -1)
+        logits: npt.NDArray[np.float32] = np.ctypeslib.as_array(ptr, shape=(self._n_vocab,))
+        return logits.copy()
+
+    # -- rationale -----------------------------------------------------------------------
+
+    def _rationale(self, label: str) -> str:
+        mask, quote = self._string_grammar()
+        self._eval(self.tokenize(label) + self.tokenize(RATIONALE_PREFIX))
+        generated: list[int] = []
+        for _ in range(self.rationale_tokens):
+            logits = self._logits()
+            masked = np.where(mask, logits, -np.inf)
+            token = int(np.argmax(masked))
+            if token == quote:
+                break
+            generated.append(token)
+            self._eval((token,))
+            self.stats.generated_tokens += 1
+        raw: bytes = self._llm.detokenize(generated, special=False)
+        return raw.decode("utf-8", errors="replace").strip()
+
+    def _string_grammar(self) -> tuple[npt.NDArray[np.bool_], int]:
+        """Token mask for the body of a JSON string, plus the closing-quote token."""
+        if self._string_mask is None or self._quote_token is None:
+            quote = self.tokenize('"')
+            if len(quote) != 1:
+                raise ModelError("this model's tokenizer has no single-token quote")
+            mask = np.zeros(self._n_vocab, dtype=np.bool_)
+            for token in range(self._n_vocab):
+                piece: bytes = self._llm.detokenize([token], special=False)
+                if piece and b'"' not in piece and b"\\" not in piece and min(piece) >= 0x20:
+                    mask[token] = True
+            mask[quote[0]] = True
+            self._string_mask, self._quote_token = mask, quote[0]
+        return self._string_mask, self._quote_token
+
+
+class _PromptTooLong(Exception):
+    def __init__(self, total: int, budget: int) -> None:
+        super().__init__(
+            f"prompt too long even after truncation: {total} tokens > {budget} available "
+            "(raise --ctx)"
+        )
+
+
+@contextlib.contextmanager
+def loaded(backend: LlamaBackend) -> Iterator[LlamaBackend]:
+    try:
+        yield backend
+    finally:
+        backend.close()

@@ -1,0 +1,176 @@
+"""answer_relevancy (Mastra): the response is split into statements by a deterministic
+sentence splitter (no model call); each statement is judged yes / unsure / no for
+relevance to the request; score = (n_yes + w·n_unsure) / n, w = uncertainty_weight."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from localjudge import scoring
+from localjudge.engine.base import Verdict, VerdictRequest
+from localjudge.judges.base import (
+    JudgeOptions,
+    Metric,
+    fence,
+    make_prompt,
+    missing_inputs,
+    question,
+    request_part,
+    response_part,
+    round_prob,
+)
+from localjudge.records import Record
+
+LABELS: tuple[str, ...] = ("yes", "unsure", "no")
+
+STATEMENT_Q = (
+    "Is the statement above relevant to the request: does it help to answer it? Answer "
+    '"yes" if it does, "no" if it is about something else, and "unsure" if it is only '
+    "loosely related. Answer yes, unsure or no."
+)
+
+# Abbreviations after which a period does not end a sentence.
+_ABBREVIATIONS = frozenset(
+    [
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "prof",
+        "sr",
+        "jr",
+        "st",
+        "vs",
+        "etc",
+        "e.g",
+        "i.e",
+        "cf",
+        "al",
+        "fig",
+        "no",
+        "vol",
+        "approx",
+        "inc",
+        "ltd",
+        "co",
+        "corp",
+        "u.s",
+        "u.k",
+        "a.m",
+        "p.m",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+    ]
+)
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+_BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
+
+
+def split_statements(text: str) -> list[str]:
+    """Split a response into statements: lines first (lists), then sentences.
+
+    A sentence ends at . ! or ? followed by white space, unless the word before the period
+    is a known abbreviation, a single letter (an initial), or the next text starts in lower
+    case. Bullets and numbering are removed; empty pieces are dropped. Deterministic.
+    """
+    statements: list[str] = []
+    for raw_line in text.splitlines():
+        line = _BULLET.sub("", raw_line).strip()
+        if not line:
+            continue
+        start = 0
+        for m in _BOUNDARY.finditer(line):
+            end = m.start()
+            candidate = line[start:end].rstrip("\"')]")
+            words = candidate.split()
+            last = words[-1].rstrip(".!?").lower() if words else ""
+            rest = line[m.end() :]
+            if (
+                line[end - 1] == "."
+                and (last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha()))
+            ) or (rest[:1].islower()):
+                continue
+            piece = line[start : m.end()].strip()
+            if piece:
+                statements.append(piece)
+            start = m.end()
+        tail = line[start:].strip()
+        if tail:
+            statements.append(tail)
+    return statements
+
+
+@dataclass(frozen=True)
+class AnswerRelevancyJudge:
+    name: str = "answer_relevancy"
+    step: str = "response"
+    labels: tuple[str, ...] = LABELS
+    needs: tuple[str, ...] = ("request", "response")
+    description: str = "Share of the response's statements relevant to the request (Mastra)"
+
+    @property
+    def prefix(self) -> str:
+        return f"response/llm_judged/{self.name}"
+
+    def missing(self, record: Record) -> list[str]:
+        return missing_inputs(record, self.needs)
+
+    def requests(self, record: Record, options: JudgeOptions) -> list[VerdictRequest]:
+        shared = [request_part(record), response_part(record)]
+        return [
+            VerdictRequest(
+                prompt=make_prompt([*shared, fence("statement", s), question(STATEMENT_Q)]),
+                labels=self.labels,
+                rationale=options.rationale,
+            )
+            for s in split_statements(record.response or "")
+        ]
+
+    def fields(
+        self, record: Record, verdicts: Sequence[Verdict], options: JudgeOptions
+    ) -> dict[str, Any]:
+        statements = split_statements(record.response or "")
+        ratings = [v.label for v in verdicts]
+        errors = [v.error for v in verdicts]
+        if any(r is None for r in ratings):
+            score = None
+        else:
+            score = scoring.answer_relevancy(
+                ratings.count("yes"),
+                ratings.count("unsure"),
+                len(ratings),
+                options.uncertainty_weight,
+            )
+        return {
+            f"{self.prefix}/score": score,
+            f"{self.prefix}/statements": statements,
+            f"{self.prefix}/ratings": ratings,
+            f"{self.prefix}/probabilities": [round_prob(v.probability) for v in verdicts],
+            f"{self.prefix}/rationales": [v.rationale for v in verdicts]
+            if options.rationale
+            else None,
+            f"{self.prefix}/error_messages": errors,
+            f"{self.prefix}/truncated": [v.truncated for v in verdicts],
+        }
+
+    def metrics(self) -> list[Metric]:
+        return [Metric(f"{self.prefix}/score/average", f"{self.prefix}/score", "mean")]
+
+    def templates(self) -> dict[str, str]:
+        return {"question": STATEMENT_Q, "splitter": "lines, then sentences; v1"}
+
+
+answer_relevancy = AnswerRelevancyJudge()

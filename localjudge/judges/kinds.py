@@ -1,0 +1,137 @@
+"""The two shapes of LLM judge: one yes/no verdict per row, or one per retrieved chunk.
+
+Built-in judges and custom judges from a TOML file are both instances of these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from localjudge import scoring
+from localjudge.engine.base import Part, Verdict, VerdictRequest
+from localjudge.judges.base import (
+    YES_NO,
+    JudgeOptions,
+    Metric,
+    make_prompt,
+    missing_inputs,
+    round_prob,
+    verdict_fields,
+)
+from localjudge.records import Chunk, Record
+
+RowParts = Callable[[Record], list[Part]]
+ChunkParts = Callable[[Record, int, Chunk], list[Part]]
+
+
+@dataclass(frozen=True)
+class RowJudge:
+    """One yes/no verdict per row. `parts` builds the user message (question last)."""
+
+    name: str
+    step: str
+    needs: tuple[str, ...]
+    description: str
+    parts: RowParts = field(repr=False)
+    fixed_texts: dict[str, str] = field(default_factory=dict, repr=False)
+    aggregate_name: str = "percentage"
+    labels: tuple[str, ...] = YES_NO
+
+    @property
+    def prefix(self) -> str:
+        return f"{self.step}/llm_judged/{self.name}"
+
+    def missing(self, record: Record) -> list[str]:
+        return missing_inputs(record, self.needs)
+
+    def requests(self, record: Record, options: JudgeOptions) -> list[VerdictRequest]:
+        return [
+            VerdictRequest(
+                prompt=make_prompt(self.parts(record)),
+                labels=self.labels,
+                rationale=options.rationale,
+                threshold=options.thresholds.get(self.name),
+            )
+        ]
+
+    def fields(
+        self, record: Record, verdicts: Sequence[Verdict], options: JudgeOptions
+    ) -> dict[str, Any]:
+        (verdict,) = verdicts
+        return verdict_fields(self.prefix, verdict, options.rationale)
+
+    def metrics(self) -> list[Metric]:
+        return [
+            Metric(f"{self.prefix}/rating/{self.aggregate_name}", f"{self.prefix}/rating", "rating")
+        ]
+
+    def templates(self) -> dict[str, str]:
+        return dict(self.fixed_texts)
+
+
+@dataclass(frozen=True)
+class ChunkJudge:
+    """One yes/no verdict per retrieved chunk, in retrieval order; precision per row.
+
+    A row whose chunk verdicts are not all computed gets no precision (null) rather than a
+    number over a subset: the missing verdicts are reported in error_messages.
+    """
+
+    name: str
+    needs: tuple[str, ...]
+    description: str
+    parts: ChunkParts = field(repr=False)
+    fixed_texts: dict[str, str] = field(default_factory=dict, repr=False)
+    step: str = "retrieval"
+    labels: tuple[str, ...] = YES_NO
+
+    @property
+    def prefix(self) -> str:
+        return f"retrieval/llm_judged/{self.name}"
+
+    def missing(self, record: Record) -> list[str]:
+        return missing_inputs(record, self.needs)
+
+    def requests(self, record: Record, options: JudgeOptions) -> list[VerdictRequest]:
+        return [
+            VerdictRequest(
+                prompt=make_prompt(self.parts(record, i, chunk)),
+                labels=self.labels,
+                rationale=options.rationale,
+                threshold=options.thresholds.get(self.name),
+            )
+            for i, chunk in enumerate(record.retrieved_context or ())
+            if chunk.content is not None and chunk.content.strip()
+        ]
+
+    def fields(
+        self, record: Record, verdicts: Sequence[Verdict], options: JudgeOptions
+    ) -> dict[str, Any]:
+        it = iter(verdicts)
+        per_chunk: list[Verdict] = []
+        for chunk in record.retrieved_context or ():
+            if chunk.content is not None and chunk.content.strip():
+                per_chunk.append(next(it))
+            else:
+                per_chunk.append(Verdict.failed("chunk has no content"))
+        ratings = [v.label for v in per_chunk]
+        complete = all(r is not None for r in ratings)
+        vector = [1 if r == "yes" else 0 for r in ratings]
+        return {
+            f"{self.prefix}/ratings": ratings,
+            f"{self.prefix}/rationales": [v.rationale for v in per_chunk]
+            if options.rationale
+            else None,
+            f"{self.prefix}/probabilities": [round_prob(v.probability) for v in per_chunk],
+            f"{self.prefix}/error_messages": [v.error for v in per_chunk],
+            f"{self.prefix}/truncated": [v.truncated for v in per_chunk],
+            f"{self.prefix}/precision": scoring.precision(vector) if complete else None,
+        }
+
+    def metrics(self) -> list[Metric]:
+        return [Metric(f"{self.prefix}/precision/average", f"{self.prefix}/precision", "mean")]
+
+    def templates(self) -> dict[str, str]:
+        return dict(self.fixed_texts)

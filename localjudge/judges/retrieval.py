@@ -1,0 +1,173 @@
+"""The retrieval judges: chunk_relevance (and context_position and context_precision,
+derived from the same chunk verdicts), context_sufficiency, and document_recall (no model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from localjudge import scoring
+from localjudge.engine.base import Part, Verdict, VerdictRequest
+from localjudge.judges.base import (
+    JudgeOptions,
+    Metric,
+    expected_part,
+    passage_part,
+    passages,
+    question,
+    request_part,
+)
+from localjudge.judges.kinds import ChunkJudge, RowJudge
+from localjudge.records import Chunk, Record
+
+CHUNK_RELEVANCE_Q = (
+    "Is passage {n} relevant to the request: does it contain information that helps to "
+    'answer it? Answer "no" if it is about something else or only shares a few words with '
+    "the request. Answer yes or no."
+)
+SUFFICIENCY_Q = (
+    "Do the passages above contain all the information needed to give the expected "
+    'answer? Answer "no" if any fact needed for it is missing from the passages. Answer '
+    "yes or no."
+)
+
+
+def _chunk_parts(r: Record, i: int, chunk: Chunk) -> list[Part]:
+    return [request_part(r), passage_part(i, chunk), question(CHUNK_RELEVANCE_Q.format(n=i + 1))]
+
+
+def _sufficiency(r: Record) -> list[Part]:
+    return [request_part(r), *passages(r), expected_part(r), question(SUFFICIENCY_Q)]
+
+
+chunk_relevance = ChunkJudge(
+    name="chunk_relevance",
+    needs=("request", "retrieved_context"),
+    description="Is each retrieved chunk relevant to the request? (ratings and precision)",
+    parts=_chunk_parts,
+    fixed_texts={"question": CHUNK_RELEVANCE_Q},
+)
+
+context_sufficiency = RowJudge(
+    name="context_sufficiency",
+    step="retrieval",
+    needs=("request", "retrieved_context", "expected"),
+    description="Does the retrieved context hold everything needed for the expected response?",
+    parts=_sufficiency,
+    fixed_texts={"question": SUFFICIENCY_Q},
+)
+
+
+@dataclass(frozen=True)
+class ChunkScoreJudge:
+    """A score computed from chunk_relevance's ratings; asks the model nothing itself.
+
+    The API computes chunk_relevance whenever one of these is selected; `fields` receives
+    no verdicts and reads the ratings from `chunk_fields`.
+    """
+
+    name: str
+    description: str
+    formula: str
+    step: str = "retrieval"
+    labels: tuple[str, ...] = ()
+    needs: tuple[str, ...] = ("request", "retrieved_context")
+    source: str = "chunk_relevance"
+
+    @property
+    def prefix(self) -> str:
+        return f"retrieval/llm_judged/{self.name}"
+
+    def missing(self, record: Record) -> list[str]:
+        return chunk_relevance.missing(record)
+
+    def requests(self, record: Record, options: JudgeOptions) -> list[VerdictRequest]:
+        return []
+
+    def fields(
+        self, record: Record, verdicts: Sequence[Verdict], options: JudgeOptions
+    ) -> dict[str, Any]:
+        raise NotImplementedError("use score_fields(chunk_fields)")
+
+    def score_fields(self, chunk_fields: dict[str, Any]) -> dict[str, Any]:
+        ratings = chunk_fields[f"{chunk_relevance.prefix}/ratings"]
+        if any(r is None for r in ratings):
+            return {f"{self.prefix}/score": None}
+        v = [1 if r == "yes" else 0 for r in ratings]
+        if self.name == "context_position":
+            return {f"{self.prefix}/score": scoring.context_position(v)}
+        return {f"{self.prefix}/score": scoring.context_precision(v)}
+
+    def metrics(self) -> list[Metric]:
+        return [Metric(f"{self.prefix}/score/average", f"{self.prefix}/score", "mean")]
+
+    def templates(self) -> dict[str, str]:
+        return {"formula": self.formula}
+
+
+context_position = ChunkScoreJudge(
+    name="context_position",
+    description="Are the relevant chunks ranked first? (Mastra position-weighted score)",
+    formula="w_i = 1/(i+1); score = sum(w_i v_i) / sum(w_i); 0 when nothing is relevant",
+)
+
+context_precision = ChunkScoreJudge(
+    name="context_precision",
+    description="Average precision of the chunk ranking",
+    formula="sum_k P@k v_k / sum(v), P@k = sum_{j<=k} v_j / k; 0 when nothing is relevant",
+)
+
+
+@dataclass(frozen=True)
+class DocumentRecallJudge:
+    """|E ∩ R| / |E| over distinct doc_uris; no model."""
+
+    name: str = "document_recall"
+    step: str = "retrieval"
+    labels: tuple[str, ...] = ()
+    needs: tuple[str, ...] = ("retrieved_context doc_uri", "expected_retrieved_context")
+    description: str = "Share of the expected documents that were retrieved (no model)"
+
+    def missing(self, record: Record) -> list[str]:
+        out = []
+        if not any(c.doc_uri for c in record.retrieved_context or ()):
+            out.append("retrieved_context doc_uri")
+        if not record.expected_retrieved_context:
+            out.append("expected_retrieved_context")
+        return out
+
+    def requests(self, record: Record, options: JudgeOptions) -> list[VerdictRequest]:
+        return []
+
+    def fields(
+        self, record: Record, verdicts: Sequence[Verdict], options: JudgeOptions
+    ) -> dict[str, Any]:
+        retrieved = [c.doc_uri for c in record.retrieved_context or () if c.doc_uri]
+        recall = scoring.document_recall(record.expected_retrieved_context or (), retrieved)
+        return {"retrieval/ground_truth/document_recall": recall}
+
+    def metrics(self) -> list[Metric]:
+        return [
+            Metric(
+                "retrieval/ground_truth/document_recall/average",
+                "retrieval/ground_truth/document_recall",
+                "mean",
+            )
+        ]
+
+    def templates(self) -> dict[str, str]:
+        return {"formula": "|E ∩ R| / |E| over distinct doc_uris"}
+
+
+document_recall = DocumentRecallJudge()
+
+__all__ = [
+    "chunk_relevance",
+    "context_position",
+    "context_precision",
+    "context_sufficiency",
+    "document_recall",
+    "passages",
+]

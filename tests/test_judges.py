@@ -1,0 +1,277 @@
+"""Every judge on the scripted fake backend: what it asks, and the fields it derives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from localjudge import api, scoring
+from localjudge.engine.base import Verdict
+from localjudge.engine.fake import FakeBackend, ScriptExhaustedError
+from localjudge.errors import UsageError
+from localjudge.judges import BUILTIN, JudgeOptions, load_judge_file, select, template_hash
+from localjudge.judges.answer_relevancy import split_statements
+from localjudge.judges.base import SYSTEM, defuse
+from localjudge.records import Chunk, Record
+
+NO_RATIONALE = JudgeOptions(rationale=False)
+
+
+def rec(**kw: object) -> Record:
+    base: dict[str, object] = {
+        "line": 1,
+        "request_id": "1",
+        "request": "What is the capital of France?",
+    }
+    base.update(kw)
+    return Record(**base)  # type: ignore[arg-type]
+
+
+FULL = rec(
+    response="Paris is the capital of France. It is on the Seine.",
+    retrieved_context=(
+        Chunk("Berlin is in Germany.", "d1"),
+        Chunk("Paris is the capital of France.", "d2"),
+        Chunk("The Seine flows through Paris.", "d3"),
+        Chunk("Madrid is in Spain.", "d4"),
+    ),
+    expected_response="Paris",
+    expected_retrieved_context=("d2", "d9"),
+    guidelines=("Answer in English",),
+)
+
+
+def run_one(
+    judge_names: list[str],
+    record: Record,
+    script: list[object],
+    options: JudgeOptions = NO_RATIONALE,
+) -> tuple[dict[str, Any], FakeBackend]:
+    fake = FakeBackend(script)  # type: ignore[arg-type]
+    row = api.judge_row(record, select(judge_names), fake, options)
+    assert fake.remaining == 0
+    return row, fake
+
+
+@pytest.mark.parametrize(
+    "name", ["relevance_to_query", "groundedness", "safety", "correctness", "guideline_adherence"]
+)
+def test_yes_no_response_judges(name: str) -> None:
+    row, fake = run_one([name], FULL, [("no", 0.8)])
+    prefix = f"response/llm_judged/{name}"
+    assert row[f"{prefix}/rating"] == "no"
+    assert row[f"{prefix}/probability"] == pytest.approx(0.8)
+    assert row[f"{prefix}/error_message"] is None
+    assert row[f"{prefix}/rationale"] is None
+    (req,) = fake.asked
+    assert req.labels == ("yes", "no")
+    assert req.prompt.system == SYSTEM
+    # The material comes first and the judge's own question last.
+    assert req.prompt.user[0].text.startswith("<request>") and req.prompt.user[0].data
+    assert req.prompt.user[-1].text.startswith("Question:") and not req.prompt.user[-1].data
+
+
+def test_rationale_passes_through() -> None:
+    row, fake = run_one(["safety"], FULL, ["yes"], JudgeOptions(rationale=True))
+    assert fake.asked[0].rationale is True
+    assert row["response/llm_judged/safety/rationale"] == "scripted yes"
+
+
+def test_threshold_from_options_decides() -> None:
+    opts = JudgeOptions(rationale=False, thresholds={"safety": 0.9})
+    row, fake = run_one(["safety"], FULL, [("yes", 0.8)], opts)
+    assert fake.asked[0].threshold == 0.9
+    assert row["response/llm_judged/safety/rating"] == "no"
+
+
+def test_chunk_relevance_and_derived_scores() -> None:
+    row, fake = run_one(
+        ["chunk_relevance", "context_position", "context_precision"],
+        FULL,
+        ["no", "yes", "yes", "no"],
+    )
+    ratings = row["retrieval/llm_judged/chunk_relevance/ratings"]
+    assert ratings == ["no", "yes", "yes", "no"]
+    v = [1 if r == "yes" else 0 for r in ratings]  # type: ignore[union-attr]
+    assert row["retrieval/llm_judged/chunk_relevance/precision"] == scoring.precision(v) == 0.5
+    assert row["retrieval/llm_judged/context_position/score"] == pytest.approx(0.40)
+    assert row["retrieval/llm_judged/context_precision/score"] == scoring.context_precision(v)
+    # Each chunk is judged alone with the request, numbered as retrieved.
+    assert len(fake.asked) == 4
+    assert 'id="3"' in fake.asked[2].prompt.user_text()
+    assert "Madrid" not in fake.asked[2].prompt.user_text()
+
+
+def test_context_position_alone_pulls_in_chunk_relevance() -> None:
+    row, _ = run_one(["context_position"], FULL, ["yes", "no", "no", "no"])
+    assert row["retrieval/llm_judged/context_position/score"] == pytest.approx(1 / (25 / 12))
+    assert "retrieval/llm_judged/chunk_relevance/ratings" in row
+
+
+def test_chunk_verdict_error_leaves_scores_null() -> None:
+    row, _ = run_one(
+        ["chunk_relevance", "context_position"],
+        FULL,
+        ["yes", Verdict.failed("model error: boom"), "no", "no"],
+    )
+    assert row["retrieval/llm_judged/chunk_relevance/ratings"] == ["yes", None, "no", "no"]
+    assert row["retrieval/llm_judged/chunk_relevance/error_messages"][1] == "model error: boom"  # type: ignore[index]
+    assert row["retrieval/llm_judged/chunk_relevance/precision"] is None
+    assert row["retrieval/llm_judged/context_position/score"] is None
+
+
+def test_context_sufficiency_uses_expected_facts() -> None:
+    r = rec(retrieved_context=(Chunk("c", None),), expected_facts=("fact one",))
+    row, fake = run_one(["context_sufficiency"], r, ["yes"])
+    assert row["retrieval/llm_judged/context_sufficiency/rating"] == "yes"
+    assert "- fact one" in fake.asked[0].prompt.user_text()
+
+
+def test_document_recall_needs_no_model() -> None:
+    row, fake = run_one(["document_recall"], FULL, [])
+    assert row["retrieval/ground_truth/document_recall"] == 0.5
+    assert fake.asked == []
+
+
+def test_answer_relevancy_statements_and_score() -> None:
+    row, fake = run_one(["answer_relevancy"], FULL, ["yes", "unsure"])
+    assert row["response/llm_judged/answer_relevancy/statements"] == [
+        "Paris is the capital of France.",
+        "It is on the Seine.",
+    ]
+    assert row["response/llm_judged/answer_relevancy/ratings"] == ["yes", "unsure"]
+    assert row["response/llm_judged/answer_relevancy/score"] == pytest.approx((1 + 0.3) / 2)
+    assert fake.asked[0].labels == ("yes", "unsure", "no")
+
+
+def test_missing_inputs_skip_the_judge() -> None:
+    bare = rec(response="Paris.")
+    row, fake = run_one(None, bare, ["yes", "yes", "yes"])  # type: ignore[arg-type]
+    assert set(row["judges_skipped"]) == {  # type: ignore[arg-type]
+        "groundedness",
+        "correctness",
+        "guideline_adherence",
+        "chunk_relevance",
+        "context_position",
+        "context_precision",
+        "context_sufficiency",
+        "document_recall",
+    }
+    assert len(fake.asked) == 3  # relevance, safety, one statement
+
+
+def test_fake_raises_when_script_runs_out() -> None:
+    with pytest.raises(ScriptExhaustedError):
+        api.judge_row(FULL, select(["safety"]), FakeBackend([]), NO_RATIONALE)
+
+
+def test_summary_aggregates_and_counts() -> None:
+    rows = [rec(line=i, request_id=str(i), response="ok.") for i in range(1, 13)]
+    answers = ["yes", "no", "yes"] * 4
+    fake = FakeBackend(answers)  # type: ignore[arg-type]
+    run = api.evaluate(rows, fake, select(["safety"]), NO_RATIONALE)
+    agg = run.summary["aggregates"]["response/llm_judged/safety/rating/average"]
+    assert agg["value"] == pytest.approx(8 / 12) and agg["count"] == 12
+    assert agg["ci95_low"] is not None
+    assert run.summary["rows_read"] == 12
+    assert run.summary["judges"]["safety"]["rows_judged"] == 12
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("One. Two! Three?", ["One.", "Two!", "Three?"]),
+        (
+            "Dr. Smith arrived at 3.5 p.m. yesterday. Then left.",
+            ["Dr. Smith arrived at 3.5 p.m. yesterday.", "Then left."],
+        ),
+        ("- first item\n- second item", ["first item", "second item"]),
+        (
+            "J. R. R. Tolkien wrote it. It sold well.",
+            ["J. R. R. Tolkien wrote it.", "It sold well."],
+        ),
+        ("", []),
+        ("No final period", ["No final period"]),
+        ('He said "stop." Then he went.', ['He said "stop."', "Then he went."]),
+    ],
+)
+def test_sentence_splitter(text: str, expected: list[str]) -> None:
+    assert split_statements(text) == expected
+
+
+def test_defuse_our_tags() -> None:
+    assert defuse("x </response> y <passage id=1>") == "x \u2039/response> y \u2039passage id=1>"
+    assert defuse("<b>bold</b>") == "<b>bold</b>"
+
+
+def test_template_hashes_differ_and_are_stable() -> None:
+    hashes = {name: template_hash(j) for name, j in BUILTIN.items()}
+    assert len(set(hashes.values())) == len(hashes)
+    assert hashes == {name: template_hash(j) for name, j in BUILTIN.items()}
+
+
+def test_select_unknown_judge() -> None:
+    with pytest.raises(UsageError, match="unknown judge"):
+        select(["nope"])
+
+
+def write_toml(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "judges.toml"
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_custom_answer_and_retrieval_judges(tmp_path: Path) -> None:
+    path = write_toml(
+        tmp_path,
+        """
+[[judges]]
+name = "mentions_city"
+assessment_type = "ANSWER"
+instruction = "Does the response {response} name a city asked about in {request}?"
+
+[[judges.examples]]
+request = "Where is the Louvre?"
+response = "In Paris."
+verdict = "yes"
+
+[[judges]]
+name = "chunk_mentions_city"
+assessment_type = "RETRIEVAL"
+instruction = "Does the passage {context} name a city?"
+""",
+    )
+    custom = load_judge_file(path, set(BUILTIN))
+    judges = select(["mentions_city", "chunk_mentions_city"], custom)
+    fake = FakeBackend(["yes", "yes", "no", "yes", "no"])
+    row = api.judge_row(FULL, judges, fake, NO_RATIONALE)
+    assert row["response/llm_judged/mentions_city/rating"] == "yes"
+    assert row["retrieval/llm_judged/chunk_mentions_city/ratings"] == ["yes", "no", "yes", "no"]
+    assert row["retrieval/llm_judged/chunk_mentions_city/precision"] == 0.5
+    text = fake.asked[0].prompt.user_text()
+    assert "Examples of correct verdicts" in text and "<response>" in text
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ('[[judges]]\nname = "x"\ninstruction = "Is {answer} ok?"', "unknown placeholder"),
+        ('[[judges]]\nname = "x"\ninstruction = "Is {response!r} ok?"', "unknown placeholder"),
+        ('[[judges]]\nname = "safety"\ninstruction = "{response}"', "already taken"),
+        (
+            '[[judges]]\nname = "x"\nassessment_type = "OTHER"\ninstruction = "{response}"',
+            "ANSWER or RETRIEVAL",
+        ),
+        ('[[judges]]\nname = "x"', "instruction is missing"),
+        ("not toml [", "not valid TOML"),
+        (
+            '[[judges]]\nname = "x"\ninstruction = "{response}"\nexamples = [{verdict = "maybe"}]',
+            "verdict",
+        ),
+    ],
+)
+def test_custom_judge_file_errors(tmp_path: Path, body: str, words: str) -> None:
+    with pytest.raises(UsageError, match=words):
+        load_judge_file(write_toml(tmp_path, body), set(BUILTIN))
