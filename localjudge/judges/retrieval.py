@@ -92,8 +92,8 @@ class ChunkScoreJudge:
         raise NotImplementedError("use score_fields(chunk_fields)")
 
     def score_fields(self, chunk_fields: dict[str, Any]) -> dict[str, Any]:
-        ratings = chunk_fields[f"{chunk_relevance.prefix}/ratings"]
-        if any(r is None for r in ratings):
+        ratings = chunk_fields.get(f"{chunk_relevance.prefix}/ratings")
+        if ratings is None or any(r is None for r in ratings):
             return {f"{self.prefix}/score": None}
         v = [1 if r == "yes" else 0 for r in ratings]
         if self.name == "context_position":
