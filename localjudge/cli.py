@@ -227,6 +227,11 @@ def _eval(
         verbose=verbose,
     )
     load_seconds = time.perf_counter() - started
+    try:
+        writer.start()
+    except LocalJudgeError:
+        backend.close()
+        raise
     todo = rows[writer.done :]
     if writer.done:
         click.echo(f"Resuming: {writer.done} of {len(rows)} rows already done.", err=True)

@@ -48,7 +48,12 @@ def comparable(manifest: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class ResultsWriter:
-    """Appends result rows to DIR/results.jsonl, flushing each; handles resume."""
+    """Appends result rows to DIR/results.jsonl, flushing each; handles resume.
+
+    Constructing it only checks (so a bad --out fails before the model loads); `start()`
+    writes the manifest and opens the results file, once the model has loaded, so that a
+    run that fails to load leaves nothing a later resume would trust.
+    """
 
     def __init__(
         self, out_dir: Path, manifest: Mapping[str, Any], *, resume: bool, overwrite: bool
@@ -77,10 +82,15 @@ class ResultsWriter:
             raise OutputError(
                 f"{self.path} exists but has no manifest.json; use --overwrite to replace it"
             )
+        self._manifest = dict(manifest)
+        self._fh: IO[str] | None = None
+
+    def start(self) -> None:
+        """Write the manifest and open results.jsonl (appending when resuming)."""
         mode = "a" if self.done else "w"
         try:
-            _write_json(out_dir / MANIFEST, manifest)
-            self._fh: IO[str] = open(  # noqa: SIM115 - kept open for the whole run
+            _write_json(self.dir / MANIFEST, self._manifest)
+            self._fh = open(  # noqa: SIM115 - kept open for the whole run
                 self.path, mode, encoding="utf-8", newline="\n"
             )
         except OSError as exc:
@@ -113,6 +123,8 @@ class ResultsWriter:
         return good
 
     def write(self, row: Mapping[str, Any]) -> None:
+        if self._fh is None:
+            raise RuntimeError("ResultsWriter.start() was not called")
         try:
             self._fh.write(dumps_row(row))
             self._fh.flush()
@@ -120,8 +132,9 @@ class ResultsWriter:
             raise _fail(self.path, exc, "write") from None
 
     def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self._fh.close()
+        if self._fh is not None:
+            with contextlib.suppress(OSError):
+                self._fh.close()
 
     def read_back(self) -> list[dict[str, Any]]:
         rows = []
