@@ -17,9 +17,12 @@ from typing import Any, TypeVar
 import click
 
 from localjudge import __version__
-from localjudge.errors import LocalJudgeError, UsageError
+from localjudge.errors import LocalJudgeError, OutputError, UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# A rationale is at most this many tokens: one sentence, and every token costs.
+RATIONALE_TOKENS = 40
 
 
 def _guard(fn: Callable[[], int]) -> None:
@@ -32,6 +35,9 @@ def _guard(fn: Callable[[], int]) -> None:
     except KeyboardInterrupt:
         click.echo("Interrupted; rerun the same command to resume.", err=True)
         sys.exit(130)
+    except OSError as err:  # e.g. stdout closed under us: one line, not a traceback
+        click.echo(f"Error: {err}", err=True)
+        sys.exit(2)
     sys.exit(code)
 
 
@@ -176,6 +182,7 @@ def _eval(
     verbose: bool,
 ) -> int:
     from localjudge import api, judges, models, output
+    from localjudge.engine.base import BackendStats
     from localjudge.engine.llama import LlamaBackend, physical_cores
     from localjudge.records import read_records
 
@@ -211,59 +218,74 @@ def _eval(
         "threads": threads,
         "ctx": n_ctx,
         "batch_size": batch_size,
+        "flash_attn": True,
+        "rationale_tokens": RATIONALE_TOKENS,
         "input": {"path": data, "rows": len(rows), "sha256": input_hash},
         "command_line": sys.argv,
     }
     writer = output.ResultsWriter(Path(out_dir), manifest, resume=resume, overwrite=overwrite)
-    started = time.perf_counter()
-    backend = LlamaBackend(
-        resolved.path,
-        template=entry.template if entry else None,
-        n_ctx=n_ctx,
-        threads=threads,
-        batch_size=batch_size,
-        seed=seed,
-        prompt_cache=prompt_cache,
-        verbose=verbose,
-    )
-    load_seconds = time.perf_counter() - started
-    try:
-        writer.start()
-    except LocalJudgeError:
-        backend.close()
-        raise
+    if writer.done > len(rows):
+        raise OutputError(
+            f"{writer.path} holds {writer.done} rows but the input has {len(rows)}; "
+            "use --overwrite to start over"
+        )
     todo = rows[writer.done :]
-    if writer.done:
-        click.echo(f"Resuming: {writer.done} of {len(rows)} rows already done.", err=True)
+    started = time.perf_counter()
+    stats = BackendStats()
+    if todo:
+        backend = LlamaBackend(
+            resolved.path,
+            template=entry.template if entry else None,
+            n_ctx=n_ctx,
+            threads=threads,
+            batch_size=batch_size,
+            seed=seed,
+            prompt_cache=prompt_cache,
+            verbose=verbose,
+        )
+        stats = backend.stats
+    # else: every row is done already; the run is only summarised again, with no model.
+    load_seconds = time.perf_counter() - started
     judge_started = time.perf_counter()
-    try:
-        with click.progressbar(
-            length=len(todo),
-            label="judging",
-            file=sys.stderr,
-            show_pos=True,
-            show_eta=True,
-            item_show_func=lambda x: x,
-        ) as bar:
+    if todo:
+        try:
+            writer.start()
+        except LocalJudgeError:
+            backend.close()
+            raise
+        if writer.done:
+            click.echo(f"Resuming: {writer.done} of {len(rows)} rows already done.", err=True)
+        try:
+            with click.progressbar(
+                length=len(todo),
+                label="judging",
+                file=sys.stderr,
+                show_pos=True,
+                show_eta=True,
+                item_show_func=lambda x: x,
+            ) as bar:
 
-            def on_row(result: dict[str, Any]) -> None:
-                writer.write(result)
-                elapsed = time.perf_counter() - judge_started
-                bar.update(1, f"{(bar.pos + 1) / max(elapsed, 1e-9):.2f} rows/s")
+                def on_row(result: dict[str, Any]) -> None:
+                    writer.write(result)
+                    elapsed = time.perf_counter() - judge_started
+                    bar.update(1, f"{(bar.pos + 1) / max(elapsed, 1e-9):.2f} rows/s")
 
-            api.evaluate(todo, backend, chosen, options, on_row=on_row)
-    finally:
-        writer.close()
-        backend.close()
+                api.evaluate(todo, backend, chosen, options, on_row=on_row)
+        finally:
+            writer.close()
+            backend.close()
+    else:
+        click.echo(f"All {len(rows)} rows already done; summarising them again.", err=True)
     judge_seconds = time.perf_counter() - judge_started
     results = writer.read_back()
     summary = api.summarise(results, chosen)
+    summary["blank_lines_skipped"] = records.blank_lines
     summary["timings"] = {
         "model_load_seconds": round(load_seconds, 3),
         "judge_seconds": round(judge_seconds, 3),
         "rows_judged_this_run": len(todo),
         "rows_per_second": round(len(todo) / judge_seconds, 4) if judge_seconds > 0 else None,
-        **backend.stats.as_dict(),
+        **stats.as_dict(),
     }
     summary["manifest"] = manifest
     output.write_summary(Path(out_dir), summary)

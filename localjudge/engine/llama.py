@@ -19,7 +19,8 @@ How a verdict is computed:
   position after one decode: no token is generated for a verdict without rationale.
 * The rationale, when asked for, follows the verdict inside the same JSON object, as a
   JSON string under the grammar `string ::= char* "\""` where char is any token with no
-  quote, backslash or control byte: greedy, at most `rationale_tokens` tokens.
+  quote, backslash or control byte: greedy, ending at the closing quote, at the end of
+  its first sentence, or after `rationale_tokens` tokens, whichever comes first.
 """
 
 from __future__ import annotations
@@ -96,8 +97,10 @@ class LlamaBackend:
         prompt_cache: bool = True,
         rationale_tokens: int = 48,
         verbose: bool = False,
+        flash_attn: bool = True,
     ) -> None:
         self.model_path = Path(model_path)
+        self.flash_attn = flash_attn
         self.n_ctx = n_ctx
         self.threads = threads or physical_cores()
         self.batch_size = batch_size
@@ -115,7 +118,8 @@ class LlamaBackend:
             self.template.name != "llama3"
         )
         self._n_vocab: int = int(self._llm.n_vocab())
-        self._stack: list[Tokens] = []
+        self._ops: list[tuple[int, Tokens]] = []  # see _evaluate
+        self._previous: Tokens = ()
         self._token_cache: dict[tuple[str, bool], Tokens] = {}
         self._label_cache: dict[tuple[str, ...], list[int]] = {}
         self._string_mask: npt.NDArray[np.bool_] | None = None
@@ -137,6 +141,7 @@ class LlamaBackend:
                     n_ubatch=self.batch_size,
                     seed=self.seed,
                     logits_all=False,
+                    flash_attn=self.flash_attn,
                     verbose=self.verbose,
                 )
         except (ValueError, RuntimeError, OSError) as exc:
@@ -232,41 +237,50 @@ class LlamaBackend:
 
     # -- evaluation ------------------------------------------------------------------------
 
+    def reset(self) -> None:
+        """Forget everything cached (the next verdict starts from an empty KV cache)."""
+        self._ops = []
+        self._previous = ()
+        self._llm.n_tokens = 0
+
     def judge(self, requests: Sequence[VerdictRequest]) -> list[Verdict]:
-        prepared: list[tuple[int, list[Tokens] | None, bool, str | None]] = []
+        prepared: list[tuple[int, Tokens | None, int, bool, str | None]] = []
         for i, req in enumerate(requests):
             reserve = (self.rationale_tokens + 16) if req.rationale else 2
             try:
-                toks, truncated = self._fit(self.segments(req.prompt), reserve)
-                prepared.append((i, toks, truncated, None))
+                segs, truncated = self._fit(self.segments(req.prompt), reserve)
+                root = sum(len(s) for s in segs[:_ROOT_SEGMENTS])
+                flat = tuple(t for seg in segs for t in seg)
+                prepared.append((i, flat, root, truncated, None))
             except _PromptTooLong as exc:
-                prepared.append((i, None, True, str(exc)))
+                prepared.append((i, None, 0, True, str(exc)))
         out: list[Verdict | None] = [None] * len(requests)
-        # Lexicographic order of the segment lists = a depth-first walk of the prompt trie.
-        order = sorted(
-            (p for p in prepared if p[1] is not None), key=lambda p: (tuple(p[1] or ()), p[0])
-        )
+        # Lexicographic order of the token sequences = a depth-first walk of the prompt trie.
+        order = sorted((p for p in prepared if p[1] is not None), key=lambda p: (p[1] or (), p[0]))
+        # Each call (one row) starts from the root (the system text): what a row's verdicts
+        # compute never depends on earlier rows, so a resumed run gives the same bytes.
+        self._previous = ()
         with quiet_stderr(not self.verbose):
-            for i, segs, truncated, _ in order:
-                assert segs is not None
-                out[i] = self._one(requests[i], segs, truncated)
-        for i, segs, _, error in prepared:
-            if segs is None:
+            for i, flat, root, truncated, _ in order:
+                assert flat is not None
+                out[i] = self._one(requests[i], flat, root, truncated)
+        for i, flat, _, _, error in prepared:
+            if flat is None:
                 out[i] = Verdict.failed(error or "prompt too long", truncated=True)
         self.stats.verdicts += len(requests)
         return [v for v in out if v is not None]
 
-    def _one(self, req: VerdictRequest, segs: list[Tokens], truncated: bool) -> Verdict:
+    def _one(self, req: VerdictRequest, tokens: Tokens, root: int, truncated: bool) -> Verdict:
         try:
-            self.stats.prompt_tokens += sum(len(s) for s in segs)
-            logits = self._evaluate(segs)
+            self.stats.prompt_tokens += len(tokens)
+            logits = self._evaluate(tokens, root)
             label_ids = self._label_tokens(req.labels)
             chosen_logits = logits[label_ids].astype(np.float64)
             probs_arr = np.exp(chosen_logits - chosen_logits.max())
             probs_arr /= probs_arr.sum()
             probs = {lab: float(p) for lab, p in zip(req.labels, probs_arr, strict=True)}
             label = choose_label(probs, req.labels, req.threshold)
-            rationale = self._rationale(label) if req.rationale else None
+            rationale = self._rationale(label, len(tokens)) if req.rationale else None
             return Verdict(
                 label=label,
                 probability=probs[label],
@@ -275,32 +289,49 @@ class LlamaBackend:
                 truncated=truncated,
             )
         except RuntimeError as exc:  # llama_decode failed: the cache state is unknown
-            self._stack = []
-            self._llm.n_tokens = 0
+            self.reset()
             return Verdict.failed(f"model error: {exc}", truncated=truncated)
 
-    def _evaluate(self, segs: list[Tokens]) -> npt.NDArray[np.float32]:
-        """Bring the KV cache to `segs` and return the logits after the last token."""
-        keep = 0
+    def _evaluate(self, tokens: Tokens, root: int) -> npt.NDArray[np.float32]:
+        """Bring the KV cache to `tokens` and return the logits after the last one.
+
+        The work is a list of ops (start position, chunk): each chunk is evaluated as one
+        llama_decode call at its start position, after cutting the cache back to it. The
+        ops are the same with the prompt cache on or off: with it on, the ops that built a
+        shared prefix are kept and only the new one runs; with it off, every op is replayed
+        from an empty cache. Same batches at the same positions give the same logits.
+        """
+        if tokens[:root] != self._root_tokens():
+            self._ops = [(0, tokens[:root])]
+            if self.prompt_cache:
+                self._llm.n_tokens = 0
+                self._decode(tokens[:root])
+        keep = _common_prefix(self._previous or tokens[:root], tokens)
+        keep = max(root, min(keep, len(tokens) - 1))  # at least one token: its logits
+        while self._ops and self._ops[-1][0] >= keep:
+            self._ops.pop()
+        self._ops.append((keep, tokens[keep:]))
+        self._previous = tokens
         if self.prompt_cache:
-            while (
-                keep < len(self._stack)
-                and keep < len(segs) - 1  # the last segment is always evaluated: its logits
-                and self._stack[keep] == segs[keep]
-            ):
-                keep += 1
-        del self._stack[keep:]
-        self._llm.n_tokens = sum(len(s) for s in self._stack)
-        for seg in segs[keep:]:
-            self._eval(seg)
+            self._llm.n_tokens = keep
+            self._decode(tokens[keep:])
+        else:
+            self._llm.n_tokens = 0
+            for n, (start, chunk) in enumerate(self._ops):
+                self._llm.n_tokens = start
+                upto = self._ops[n + 1][0] if n + 1 < len(self._ops) else start + len(chunk)
+                self._decode(chunk)
+                self._llm.n_tokens = upto
         return self._logits()
 
-    def _eval(self, seg: Tokens) -> None:
-        if self._llm.n_tokens + len(seg) > self.n_ctx:
+    def _root_tokens(self) -> Tokens:
+        return self._ops[0][1] if self._ops else ()
+
+    def _decode(self, chunk: Sequence[int]) -> None:
+        if self._llm.n_tokens + len(chunk) > self.n_ctx:
             raise RuntimeError(f"context full ({self.n_ctx} tokens)")
-        self._llm.eval(list(seg))
-        self._stack.append(seg)
-        self.stats.evaluated_tokens += len(seg)
+        self._llm.eval(list(chunk))
+        self.stats.evaluated_tokens += len(chunk)
 
     def _logits(self) -> npt.NDArray[np.float32]:
         import llama_cpp
@@ -311,9 +342,11 @@ class LlamaBackend:
 
     # -- rationale -----------------------------------------------------------------------
 
-    def _rationale(self, label: str) -> str:
+    def _rationale(self, label: str, prompt_length: int) -> str:
+        """Generate after the prompt; the next verdict cuts all of it away again."""
         mask, quote = self._string_grammar()
-        self._eval(self.tokenize(label) + self.tokenize(RATIONALE_PREFIX))
+        self._llm.n_tokens = prompt_length
+        self._decode(self.tokenize(label) + self.tokenize(RATIONALE_PREFIX))
         generated: list[int] = []
         for _ in range(self.rationale_tokens):
             logits = self._logits()
@@ -322,8 +355,13 @@ class LlamaBackend:
             if token == quote:
                 break
             generated.append(token)
-            self._eval((token,))
             self.stats.generated_tokens += 1
+            piece: bytes = self._llm.detokenize([token], special=False)
+            # One sentence is asked for: stop at its end instead of paying for more.
+            if len(generated) >= 4 and piece.rstrip().endswith((b".", b"!", b"?")):
+                break
+            self._decode((token,))
+            self.stats.evaluated_tokens -= 1
         raw: bytes = self._llm.detokenize(generated, special=False)
         return raw.decode("utf-8", errors="replace").strip()
 
@@ -341,6 +379,19 @@ class LlamaBackend:
             mask[quote[0]] = True
             self._string_mask, self._quote_token = mask, quote[0]
         return self._string_mask, self._quote_token
+
+
+# The chat template's system start, the system text and the separator before the user
+# message: the root every prompt shares.
+_ROOT_SEGMENTS = 3
+
+
+def _common_prefix(a: Tokens, b: Tokens) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
 
 
 class _PromptTooLong(Exception):

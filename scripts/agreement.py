@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""How often localjudge's judges agree with human labels (../shared/benchmarks).
+
+Runs the same code path as `localjudge eval` (records.validate_row, judges.select,
+api.evaluate on the llama.cpp backend, no rationale: verdicts are the same either way)
+and reports per judge, and per source dataset within a judge: rows, accuracy, balanced
+accuracy, Cohen's kappa and ROC AUC from the verdict probabilities, each with a bootstrap
+95% interval (per chunk for chunk_relevance; document_recall exactly, no model).
+
+Each dev set is split in two halves by row parity (even rows: fit, odd rows: report).
+A per-judge decision threshold on P(yes) is fitted on the fit half (the value that
+maximises balanced accuracy there) and reported on the other half, next to the plain
+argmax rule (threshold 0.5). `--write-thresholds` stores the fitted values in the model
+catalogue. Labels are read only to score; the judge never sees them or the row's source.
+
+    .venv/bin/python scripts/agreement.py                         # default model, all rows
+    .venv/bin/python scripts/agreement.py --model qwen2.5-coder-1.5b-instruct-q4_k_m --rows 60
+    .venv/bin/python scripts/agreement.py --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from localjudge import api, scoring  # noqa: E402
+from localjudge.engine.llama import LlamaBackend, physical_cores  # noqa: E402
+from localjudge.judges import JudgeOptions, select  # noqa: E402
+from localjudge.models import resolve_for_eval  # noqa: E402
+from localjudge.records import validate_row  # noqa: E402
+
+BENCHMARKS = REPO.parent / "shared" / "benchmarks"
+LLM_JUDGES = (
+    "relevance_to_query",
+    "groundedness",
+    "safety",
+    "correctness",
+    "chunk_relevance",
+    "context_sufficiency",
+)
+FIELD = {
+    "relevance_to_query": "response/llm_judged/relevance_to_query",
+    "groundedness": "response/llm_judged/groundedness",
+    "safety": "response/llm_judged/safety",
+    "correctness": "response/llm_judged/correctness",
+    "context_sufficiency": "retrieval/llm_judged/context_sufficiency",
+    "chunk_relevance": "retrieval/llm_judged/chunk_relevance",
+}
+BOOT = 1000
+SEED = 7
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def load(judge: str, rows: int | None) -> list[dict[str, Any]]:
+    with open(BENCHMARKS / f"{judge}.jsonl", encoding="utf-8") as f:
+        items = [json.loads(line) for line in f]
+    return items[:rows] if rows else items
+
+
+def p_yes(rating: str | None, probability: float | None) -> float | None:
+    if rating is None or probability is None:
+        return None
+    return probability if rating == "yes" else 1.0 - probability
+
+
+def collect(
+    judge: str, items: Sequence[dict[str, Any]], backend: LlamaBackend | None
+) -> list[dict[str, Any]]:
+    """One entry per scored unit (row, or chunk for chunk_relevance): label, P(yes), half,
+    source dataset."""
+    units: list[dict[str, Any]] = []
+    records = []
+    for i, item in enumerate(items, start=1):
+        row = {k: v for k, v in item.items() if k not in ("labels", "source")}
+        records.append(validate_row(i, row))
+    if judge == "document_recall":
+        for i, (item, rec) in enumerate(zip(items, records, strict=True)):
+            retrieved = [c.doc_uri for c in rec.retrieved_context or () if c.doc_uri]
+            recall = scoring.document_recall(rec.expected_retrieved_context or (), retrieved)
+            units.append(_unit(item, i, item["labels"][judge], 1.0 if recall == 1.0 else 0.0))
+        return units
+    assert backend is not None
+    run = api.evaluate(records, backend, select([judge]), JudgeOptions(rationale=False))
+    prefix = FIELD[judge]
+    for i, (item, result) in enumerate(zip(items, run.results, strict=True)):
+        if judge == "chunk_relevance":
+            ratings = result[f"{prefix}/ratings"]
+            probs = result[f"{prefix}/probabilities"]
+            for label, rating, prob in zip(item["labels"][judge], ratings, probs, strict=True):
+                units.append(_unit(item, i, label, p_yes(rating, prob)))
+        else:
+            units.append(
+                _unit(
+                    item,
+                    i,
+                    item["labels"][judge],
+                    p_yes(result[f"{prefix}/rating"], result[f"{prefix}/probability"]),
+                )
+            )
+    return units
+
+
+def _unit(item: dict[str, Any], index: int, label: str, p: float | None) -> dict[str, Any]:
+    return {
+        "row": index,
+        "half": "fit" if index % 2 == 0 else "report",
+        "source": str(item.get("source", "")).split()[0],
+        "label": 1 if label == "yes" else 0,
+        "p_yes": p,
+    }
+
+
+def roc_auc(y: FloatArray, s: FloatArray) -> float | None:
+    """Mann–Whitney estimate with ties counted half."""
+    pos, neg = s[y == 1], s[y == 0]
+    if pos.size == 0 or neg.size == 0:
+        return None
+    greater = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
+    return float(greater / (pos.size * neg.size))
+
+
+def classify(y: FloatArray, pred: FloatArray) -> dict[str, float | None]:
+    tp = float(((pred == 1) & (y == 1)).sum())
+    tn = float(((pred == 0) & (y == 0)).sum())
+    fp = float(((pred == 1) & (y == 0)).sum())
+    fn = float(((pred == 0) & (y == 1)).sum())
+    n = tp + tn + fp + fn
+    acc = (tp + tn) / n if n else None
+    tpr = tp / (tp + fn) if tp + fn else None
+    tnr = tn / (tn + fp) if tn + fp else None
+    bal = (tpr + tnr) / 2 if tpr is not None and tnr is not None else None
+    pe = ((tp + fp) * (tp + fn) + (tn + fn) * (tn + fp)) / (n * n) if n else None
+    kappa = (acc - pe) / (1 - pe) if acc is not None and pe is not None and pe < 1 else None
+    return {"accuracy": acc, "balanced_accuracy": bal, "kappa": kappa}
+
+
+def metrics(units: Sequence[dict[str, Any]], threshold: float) -> dict[str, Any]:
+    scored = [u for u in units if u["p_yes"] is not None]
+    y = np.array([u["label"] for u in scored], dtype=np.float64)
+    s = np.array([u["p_yes"] for u in scored], dtype=np.float64)
+    out: dict[str, Any] = {"n": len(scored), "errors": len(units) - len(scored)}
+    if not scored:
+        return out
+    point = classify(y, (s >= threshold).astype(np.float64))
+    point["auc"] = roc_auc(y, s)
+    rng = np.random.default_rng(SEED)
+    samples: dict[str, list[float]] = {k: [] for k in point}
+    for _ in range(BOOT):
+        idx = rng.integers(0, y.size, y.size)
+        b = classify(y[idx], (s[idx] >= threshold).astype(np.float64))
+        b["auc"] = roc_auc(y[idx], s[idx])
+        for k, v in b.items():
+            if v is not None:
+                samples[k].append(v)
+    for k, v in point.items():
+        ci = np.percentile(samples[k], [2.5, 97.5]) if samples[k] else [None, None]
+        out[k] = {"value": v, "ci95": [None if c is None else float(c) for c in ci]}
+    return out
+
+
+def fit_threshold(units: Sequence[dict[str, Any]]) -> float:
+    """The P(yes) threshold that maximises balanced accuracy on `units` (midpoints)."""
+    scored = [u for u in units if u["p_yes"] is not None]
+    if not scored:
+        return 0.5
+    y = np.array([u["label"] for u in scored], dtype=np.float64)
+    s = np.array([u["p_yes"] for u in scored], dtype=np.float64)
+    values = np.unique(s)
+    candidates = [0.5, *((values[:-1] + values[1:]) / 2).tolist()]
+    best, best_bal = 0.5, -1.0
+    for t in candidates:
+        bal = classify(y, (s >= t).astype(np.float64))["balanced_accuracy"] or 0.0
+        # Prefer the threshold nearest 0.5 among ties: the least fitted one.
+        if bal > best_bal + 1e-12 or (
+            abs(bal - best_bal) <= 1e-12 and abs(t - 0.5) < abs(best - 0.5)
+        ):
+            best, best_bal = float(t), bal
+    return round(best, 4)
+
+
+def evaluate_judge(units: list[dict[str, Any]]) -> dict[str, Any]:
+    fit = [u for u in units if u["half"] == "fit"]
+    report = [u for u in units if u["half"] == "report"]
+    threshold = fit_threshold(fit)
+    result: dict[str, Any] = {
+        "threshold": threshold,
+        "report_half_argmax": metrics(report, 0.5),
+        "report_half_fitted": metrics(report, threshold),
+        "all_rows_argmax": metrics(units, 0.5),
+        "by_source": {},
+    }
+    for source in sorted({u["source"] for u in units}):
+        sub = [u for u in report if u["source"] == source]
+        result["by_source"][source] = {
+            "report_half_fitted": metrics(sub, threshold),
+        }
+    return result
+
+
+def fmt(m: dict[str, Any], key: str) -> str:
+    v = m.get(key)
+    if not isinstance(v, dict) or v["value"] is None:
+        return "-"
+    lo, hi = v["ci95"]
+    return f"{v['value']:.2f} [{lo:.2f},{hi:.2f}]" if lo is not None else f"{v['value']:.2f}"
+
+
+def render(report: dict[str, Any]) -> str:
+    lines = [
+        f"model {report['model']}; {report['seconds']:.0f} s; halves by row parity "
+        "(even: fit threshold, odd: report)",
+        "",
+        "| judge | set | n | threshold | accuracy | balanced acc. | kappa | ROC AUC |",
+        "|---|---|---:|---:|---|---|---|---|",
+    ]
+    for judge, r in report["judges"].items():
+        for name, key, thr in (
+            ("report half, argmax", "report_half_argmax", 0.5),
+            ("report half, fitted", "report_half_fitted", r["threshold"]),
+        ):
+            m = r[key]
+            lines.append(
+                f"| {judge} | {name} | {m['n']} | {thr:.3f} | {fmt(m, 'accuracy')} | "
+                f"{fmt(m, 'balanced_accuracy')} | {fmt(m, 'kappa')} | {fmt(m, 'auc')} |"
+            )
+        if len(r["by_source"]) > 1:
+            for source, sr in r["by_source"].items():
+                m = sr["report_half_fitted"]
+                lines.append(
+                    f"| {judge} | {source} (report, fitted) | {m['n']} | {r['threshold']:.3f} | "
+                    f"{fmt(m, 'accuracy')} | {fmt(m, 'balanced_accuracy')} | {fmt(m, 'kappa')} "
+                    f"| {fmt(m, 'auc')} |"
+                )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default=None, help="catalogue id or GGUF path (default model)")
+    parser.add_argument("--judges", default=",".join((*LLM_JUDGES, "document_recall")))
+    parser.add_argument("--rows", type=int, default=None, help="first N rows of each set")
+    parser.add_argument("--threads", type=int, default=physical_cores())
+    parser.add_argument("--ctx", type=int, default=4096)
+    parser.add_argument("--units", type=Path, help="also write every scored unit (JSONL)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+
+    judges = [j.strip() for j in args.judges.split(",") if j.strip()]
+    model = resolve_for_eval(args.model)
+    backend = None
+    if any(j != "document_recall" for j in judges):
+        backend = LlamaBackend(
+            model.path,
+            template=model.entry.template if model.entry else None,
+            n_ctx=args.ctx,
+            threads=args.threads,
+        )
+    started = time.perf_counter()
+    report: dict[str, Any] = {"model": model.id, "rows_per_set": args.rows, "judges": {}}
+    all_units = []
+    for judge in judges:
+        t0 = time.perf_counter()
+        units = collect(judge, load(judge, args.rows), backend)
+        result = evaluate_judge(units)
+        result["seconds"] = time.perf_counter() - t0
+        report["judges"][judge] = result
+        all_units.extend({"judge": judge, **u} for u in units)
+        print(f"{judge}: done in {result['seconds']:.0f} s", file=sys.stderr)
+    report["seconds"] = time.perf_counter() - started
+    if args.units:
+        args.units.write_text("".join(json.dumps(u) + "\n" for u in all_units))
+    print(json.dumps(report, indent=2) if args.json else render(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
