@@ -261,11 +261,11 @@ class LlamaBackend:
         # compute never depends on earlier rows, so a resumed run gives the same bytes.
         self._previous = ()
         with quiet_stderr(not self.verbose):
-            for i, flat, root, truncated, _ in order:
-                assert flat is not None
-                out[i] = self._one(requests[i], flat, root, truncated)
-        for i, flat, _, _, error in prepared:
-            if flat is None:
+            for i, tokens, root, truncated, _ in order:
+                assert tokens is not None
+                out[i] = self._one(requests[i], tokens, root, truncated)
+        for i, tokens, _, _, error in prepared:
+            if tokens is None:
                 out[i] = Verdict.failed(error or "prompt too long", truncated=True)
         self.stats.verdicts += len(requests)
         return [v for v in out if v is not None]
