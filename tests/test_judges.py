@@ -136,14 +136,28 @@ def test_document_recall_needs_no_model() -> None:
 
 
 def test_answer_relevancy_statements_and_score() -> None:
-    row, fake = run_one(["answer_relevancy"], FULL, ["yes", "unsure"])
+    row, fake = run_one(["answer_relevancy"], FULL, [("yes", 0.9), ("yes", 0.6)])
     assert row["response/llm_judged/answer_relevancy/statements"] == [
         "Paris is the capital of France.",
         "It is on the Seine.",
     ]
     assert row["response/llm_judged/answer_relevancy/ratings"] == ["yes", "unsure"]
     assert row["response/llm_judged/answer_relevancy/score"] == pytest.approx((1 + 0.3) / 2)
-    assert fake.asked[0].labels == ("yes", "unsure", "no")
+    assert fake.asked[0].labels == ("yes", "no")
+
+
+@pytest.mark.parametrize(
+    ("answer", "rating"),
+    [
+        (("yes", 0.66), "yes"),
+        (("yes", 0.64), "unsure"),
+        (("no", 0.64), "unsure"),
+        (("no", 0.66), "no"),
+    ],
+)
+def test_answer_relevancy_unsure_band(answer: tuple[str, float], rating: str) -> None:
+    row, _ = run_one(["answer_relevancy"], rec(response="Paris."), [answer])
+    assert row["response/llm_judged/answer_relevancy/ratings"] == [rating]
 
 
 def test_missing_inputs_skip_the_judge() -> None:

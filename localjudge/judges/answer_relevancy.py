@@ -1,6 +1,12 @@
 """answer_relevancy (Mastra): the response is split into statements by a deterministic
 sentence splitter (no model call); each statement is judged yes / unsure / no for
-relevance to the request; score = (n_yes + w·n_unsure) / n, w = uncertainty_weight."""
+relevance to the request; score = (n_yes + w·n_unsure) / n, w = uncertainty_weight.
+
+"unsure" comes from the model's probabilities, not from a third label a small model
+would rarely pick: the model answers yes or no under the label grammar, and a statement
+whose P(yes) lies within UNSURE_BAND of the decision threshold (0.5 unless the catalogue
+calibrates one) is rated unsure. Outside the band the rating is the model's yes or no.
+"""
 
 from __future__ import annotations
 
@@ -24,12 +30,13 @@ from localjudge.judges.base import (
 )
 from localjudge.records import Record
 
-LABELS: tuple[str, ...] = ("yes", "unsure", "no")
+LABELS: tuple[str, ...] = ("yes", "no")
+RATINGS: tuple[str, ...] = ("yes", "unsure", "no")
+UNSURE_BAND = 0.15
 
 STATEMENT_Q = (
     "Is the statement above relevant to the request: does it help to answer it? Answer "
-    '"yes" if it does, "no" if it is about something else, and "unsure" if it is only '
-    "loosely related. Answer yes, unsure or no."
+    '"no" if it is about something else. Answer yes or no.'
 )
 
 # Abbreviations after which a period does not end a sentence.
@@ -135,6 +142,7 @@ class AnswerRelevancyJudge:
                 prompt=make_prompt([*shared, fence("statement", s), question(STATEMENT_Q)]),
                 labels=self.labels,
                 rationale=options.rationale,
+                threshold=options.thresholds.get(self.name),
             )
             for s in split_statements(record.response or "")
         ]
@@ -143,7 +151,8 @@ class AnswerRelevancyJudge:
         self, record: Record, verdicts: Sequence[Verdict], options: JudgeOptions
     ) -> dict[str, Any]:
         statements = split_statements(record.response or "")
-        ratings = [v.label for v in verdicts]
+        threshold = options.thresholds.get(self.name, 0.5)
+        ratings = [rate(v, threshold) for v in verdicts]
         errors = [v.error for v in verdicts]
         if any(r is None for r in ratings):
             score = None
@@ -170,7 +179,23 @@ class AnswerRelevancyJudge:
         return [Metric(f"{self.prefix}/score/average", f"{self.prefix}/score", "mean")]
 
     def templates(self) -> dict[str, str]:
-        return {"question": STATEMENT_Q, "splitter": "lines, then sentences; v1"}
+        return {
+            "question": STATEMENT_Q,
+            "splitter": "lines, then sentences; v1",
+            "unsure": f"|P(yes) - threshold| < {UNSURE_BAND}",
+        }
+
+
+def rate(verdict: Verdict, threshold: float) -> str | None:
+    """yes / unsure / no from the verdict's P(yes); None when the verdict failed."""
+    if verdict.label is None:
+        return None
+    p_yes = verdict.probabilities.get("yes")
+    if p_yes is None:
+        return verdict.label
+    if abs(p_yes - threshold) < UNSURE_BAND:
+        return "unsure"
+    return "yes" if p_yes >= threshold else "no"
 
 
 answer_relevancy = AnswerRelevancyJudge()
