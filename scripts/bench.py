@@ -240,6 +240,44 @@ def run_floor(backend: LlamaBackend, per_row: Sequence[Sequence[VerdictRequest]]
     }
 
 
+def synthetic_row(index: int, chunks: int, words: int) -> Record:
+    """A made-up row: `chunks` chunks of about `words` words each (for the scaling table)."""
+    filler = ["The", "committee", "reviewed", "the", "annual", "report", "on", "regional", "water", "supply", "and", "noted", "that", "reservoir", "levels,", "pipe", "maintenance", "and", "metering", "all", "improved", "over", "the", "year."]
+    text = " ".join(filler[(index + k) % len(filler)] for k in range(words))
+    obj = {
+        "request": f"What did the committee conclude about the water supply in year {index}?",
+        "response": "The committee concluded that the water supply improved.",
+        "retrieved_context": [
+            {"content": f"Report {index}.{c}: {text}", "doc_uri": f"doc://{index}/{c}"}
+            for c in range(chunks)
+        ],
+        "expected_response": "It improved.",
+        "guidelines": GUIDELINES,
+    }
+    return validate_row(index + 1, obj)
+
+
+def scaling(backend: LlamaBackend, rows: int) -> list[dict[str, Any]]:
+    """Seconds per row (no rationale) as chunks per row and chunk length grow."""
+    table = []
+    for chunks in (1, 3, 5):
+        for words in (50, 150, 300):
+            records = [synthetic_row(i, chunks, words) for i in range(rows)]
+            result = run_localjudge(backend, records, rationale=False)
+            result.pop("results")
+            table.append(
+                {
+                    "chunks": chunks,
+                    "chunk_words": words,
+                    "rows": rows,
+                    "seconds_per_row": result["seconds"] / rows,
+                    "verdicts_per_row": result["verdicts"] / rows,
+                    "evaluated_tokens_per_row": result["prompt_tokens_evaluated"] / rows,
+                }
+            )
+    return table
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default=None, help="catalogue id or GGUF path (default model)")
@@ -250,6 +288,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rationale-tokens", type=int, default=None)
     parser.add_argument("--skip-plain", action="store_true", help="omit (a), the slowest part")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--scaling",
+        action="store_true",
+        help="instead: seconds per row as chunks and chunk length grow (synthetic rows)",
+    )
     args = parser.parse_args(argv)
 
     model = resolve_for_eval(args.model)
@@ -265,6 +308,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         batch_size=args.batch_size,
         **kwargs,
     )
+    if args.scaling:
+        table = scaling(backend, rows=3)
+        if args.json:
+            print(json.dumps(table, indent=2))
+        else:
+            print("| chunks | words/chunk | s/row | verdicts/row | evaluated tokens/row |")
+            print("|---:|---:|---:|---:|---:|")
+            for t in table:
+                print(
+                    f"| {t['chunks']} | {t['chunk_words']} | {t['seconds_per_row']:.2f} | "
+                    f"{t['verdicts_per_row']:.0f} | {t['evaluated_tokens_per_row']:.0f} |"
+                )
+        backend.close()
+        return 0
     per_row = all_requests(records, rationale=False)
     chunks = [len(r.retrieved_context or ()) for r in records]
     report: dict[str, Any] = {
