@@ -45,6 +45,10 @@ from localjudge.records import Record, validate_row  # noqa: E402
 
 BENCHMARKS = REPO.parent / "shared" / "benchmarks"
 GUIDELINES = ["Answer in English.", "Keep the answer short."]
+FILLER = (
+    "The committee reviewed the annual report on regional water supply and noted that "
+    "reservoir levels, pipe maintenance and metering all improved over the year."
+)
 
 
 def workload(rows: int) -> list[Record]:
@@ -242,7 +246,7 @@ def run_floor(backend: LlamaBackend, per_row: Sequence[Sequence[VerdictRequest]]
 
 def synthetic_row(index: int, chunks: int, words: int) -> Record:
     """A made-up row: `chunks` chunks of about `words` words each (for the scaling table)."""
-    filler = ["The", "committee", "reviewed", "the", "annual", "report", "on", "regional", "water", "supply", "and", "noted", "that", "reservoir", "levels,", "pipe", "maintenance", "and", "metering", "all", "improved", "over", "the", "year."]
+    filler = FILLER.split()
     text = " ".join(filler[(index + k) % len(filler)] for k in range(words))
     obj = {
         "request": f"What did the committee conclude about the water supply in year {index}?",
