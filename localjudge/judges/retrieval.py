@@ -22,16 +22,8 @@ from localjudge.judges.base import (
 from localjudge.judges.kinds import ChunkJudge, RowJudge
 from localjudge.records import Chunk, Record
 
-CHUNK_RELEVANCE_Q = (
-    "Is passage {n} relevant to the request: does it contain information that helps to "
-    'answer it? Answer "no" if it is about something else or only shares a few words with '
-    "the request. Answer yes or no."
-)
-SUFFICIENCY_Q = (
-    "Do the passages above contain all the information needed to give the expected "
-    'answer? Answer "no" if any fact needed for it is missing from the passages. Answer '
-    "yes or no."
-)
+CHUNK_RELEVANCE_Q = "Is passage {n} relevant to the request? Answer yes or no."
+SUFFICIENCY_Q = "Do the passages contain the expected answer? Answer yes or no."
 
 
 def _chunk_parts(r: Record, i: int, chunk: Chunk) -> list[Part]:
