@@ -70,10 +70,12 @@ def test_shipped_catalogue_loads_and_names_its_default(monkeypatch: pytest.Monke
     monkeypatch.delenv("LOCALJUDGE_CATALOGUE", raising=False)
     catalogue = models.load_catalogue()
     default = catalogue[models.default_model_id()]
-    assert default.id == "qwen2.5-coder-0.5b-instruct-q4_k_m"
-    assert default.pinned and default.size == 491400064
-    assert len(default.pypi_packages) == len(default.pypi_members) == 6
-    assert default.thresholds == {}
+    assert default.id == "qwen2.5-coder-1.5b-instruct-q4_k_m"
+    assert default.pinned and default.size == 1117320768
+    assert len(default.pypi_packages) == len(default.pypi_members) == 22
+    assert all(0.0 < t < 1.0 for t in default.thresholds.values())
+    small = catalogue["qwen2.5-coder-0.5b-instruct-q4_k_m"]
+    assert small.pinned and small.size == 491400064 and len(small.pypi_members) == 6
     assert not catalogue["qwen2.5-7b-instruct-q4_k_m"].pinned
     assert all(e.file.endswith(".gguf") and e.context_length > 0 for e in catalogue.values())
 
