@@ -90,9 +90,10 @@ def all_requests(records: Sequence[Record], rationale: bool) -> list[list[Verdic
     return per_row
 
 
-def trie_tokens(sequences: list[tuple[int, ...]]) -> int:
-    """Distinct tokens of a set of token sequences: the size of their prefix trie."""
-    total = 0
+def distinct_stream(sequences: list[tuple[int, ...]]) -> list[int]:
+    """The distinct tokens of a set of token sequences, in the order a depth-first walk of
+    their prefix trie meets them (tokens of a shared prefix appear once)."""
+    stream: list[int] = []
     previous: tuple[int, ...] = ()
     for seq in sorted(set(sequences)):
         common = 0
@@ -100,9 +101,9 @@ def trie_tokens(sequences: list[tuple[int, ...]]) -> int:
             if a != b:
                 break
             common += 1
-        total += len(seq) - common
+        stream.extend(seq[common:])
         previous = seq
-    return total
+    return stream
 
 
 def peak_rss() -> int:
@@ -202,19 +203,9 @@ def run_floor(backend: LlamaBackend, per_row: Sequence[Sequence[VerdictRequest]]
     for reqs in per_row:
         for req in reqs:
             seqs.append(tuple(t for seg in backend.segments(req.prompt) for t in seg.tokens))
-    distinct = trie_tokens(seqs)
+    stream = distinct_stream(seqs)
+    distinct = len(stream)
     verdicts = len(seqs)
-    # The distinct tokens, as a DFS of the trie would meet them, evaluated in full batches.
-    stream: list[int] = []
-    previous: tuple[int, ...] = ()
-    for seq in sorted(set(seqs)):
-        common = 0
-        for a, b in zip(previous, seq, strict=False):
-            if a != b:
-                break
-            common += 1
-        stream.extend(seq[common:])
-        previous = seq
     # Full batches in a fresh context each: the cheapest way to evaluate a token here.
     window = backend.batch_size
     with quiet_stderr():
