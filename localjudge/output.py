@@ -1,8 +1,11 @@
 """results.jsonl, summary.json, the run manifest, resume, and the terminal table.
 
 results.jsonl is written row by row and flushed, one line per input row in input order.
-The manifest is written first (manifest.json), so that a later run with `--resume` can
-check it is continuing the same run: a half-written last line is dropped and redone.
+The manifest (manifest.json) is written once the model has loaded, after results.jsonl has
+been emptied for a fresh run, so that a later run with `--resume` can check it continues
+the same run: a half-written last line is dropped and redone. A write that fails (disk
+full, file-size limit) is cut back to the last complete line, so what was written stays
+valid JSONL and a later resume completes it.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from localjudge.errors import OutputError
 
@@ -30,17 +33,32 @@ def dumps_row(row: Mapping[str, Any]) -> str:
     return json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def _fail(path: Path, exc: OSError, doing: str) -> OutputError:
-    if exc.errno == errno.ENOSPC:
+def encode_row(row: Mapping[str, Any]) -> bytes:
+    """`dumps_row` as UTF-8 bytes. Text that cannot be UTF-8 (an unpaired surrogate from a
+    JSON escape such as "\\ud800") is written as a JSON escape instead of failing."""
+    try:
+        return dumps_row(row).encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(row, ensure_ascii=True, allow_nan=False) + "\n").encode("ascii")
+
+
+def _fail(path: Path, exc: OSError, doing: str, *, resumable: bool = True) -> OutputError:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         why = "the disk is full"
-    elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+    elif exc.errno == errno.EFBIG:
+        why = "the disk is full or the file-size limit was reached"
+    elif exc.errno == errno.EROFS:
+        why = "read-only file system"
+    elif exc.errno in (errno.EACCES, errno.EPERM):
         why = "permission denied"
     else:
         why = exc.strerror or str(exc)
-    return OutputError(
-        f"{path}: cannot {doing} ({why}); what was written stays valid: rerun "
-        "with --resume to finish"
+    then = (
+        "what was written stays valid: rerun with --resume to finish"
+        if resumable
+        else "choose another --out"
     )
+    return OutputError(f"{path}: cannot {doing} ({why}); {then}")
 
 
 def comparable(manifest: Mapping[str, Any]) -> dict[str, Any]:
@@ -64,45 +82,75 @@ class ResultsWriter:
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise _fail(out_dir, exc, "create the output directory") from None
+            raise _fail(out_dir, exc, "create the output directory", resumable=False) from None
         if not os.access(out_dir, os.W_OK):
-            raise OutputError(f"{out_dir}: the output directory is not writable")
-        previous = self._previous_manifest()
-        if previous is not None and self.path.exists():
-            same = comparable(previous) == comparable(manifest)
-            if resume and same:
-                self.done = self._complete_rows()
-            elif not overwrite and not same:
-                raise OutputError(
-                    f"{out_dir} holds results of a different run (model, judges, prompts, "
-                    "input or options differ); use --overwrite to replace them or choose "
-                    "another --out"
-                )
-        elif self.path.exists() and not overwrite and resume and self.path.stat().st_size:
             raise OutputError(
-                f"{self.path} exists but has no manifest.json; use --overwrite to replace it"
+                f"{out_dir}: the output directory is not writable; choose another --out"
             )
+        try:
+            # An empty results file holds nothing to protect (a fresh start may have been
+            # cut off between emptying it and writing the new manifest).
+            has_results = self.path.exists() and self.path.stat().st_size > 0
+            previous = self._previous_manifest(overwrite) if has_results else None
+            if previous is not None:
+                same = comparable(previous) == comparable(manifest)
+                if resume and same:
+                    self.done = self._complete_rows()
+                elif not overwrite and not same:
+                    raise OutputError(
+                        f"{out_dir} holds results of a different run (model, judges, prompts, "
+                        "input or options differ); use --overwrite to replace them or choose "
+                        "another --out"
+                    )
+            elif has_results and not overwrite:
+                raise OutputError(
+                    f"{self.path} exists but has no manifest.json; use --overwrite to replace "
+                    "it or choose another --out"
+                )
+        except OSError as exc:
+            if isinstance(exc, OutputError):
+                raise
+            raise _fail(self.path, exc, "read the previous results", resumable=False) from None
         self._manifest = dict(manifest)
-        self._fh: IO[str] | None = None
+        self._fd: int | None = None
+        self._offset = 0
 
     def start(self) -> None:
-        """Write the manifest and open results.jsonl (appending when resuming)."""
-        mode = "a" if self.done else "w"
+        """Open results.jsonl (appending when resuming) and write the manifest.
+
+        A fresh run empties results.jsonl and removes a stale summary.json before it writes
+        its manifest, so no crash can pair the new manifest with another run's rows.
+        """
+        # O_APPEND: after a failed write is cut back, nothing can land beyond the end.
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (0 if self.done else os.O_TRUNC)
         try:
+            self._fd = os.open(self.path, flags, 0o666)
+            self._offset = os.fstat(self._fd).st_size
+            if not self.done:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.dir / SUMMARY)
             _write_json(self.dir / MANIFEST, self._manifest)
-            self._fh = open(  # noqa: SIM115 - kept open for the whole run
-                self.path, mode, encoding="utf-8", newline="\n"
-            )
         except OSError as exc:
             raise _fail(self.path, exc, "write") from None
 
-    def _previous_manifest(self) -> dict[str, Any] | None:
+    def _previous_manifest(self, overwrite: bool) -> dict[str, Any] | None:
+        """The manifest in the directory; None when there is none. A manifest that is not
+        a JSON object is refused (or, with --overwrite, treated as a different run)."""
         path = self.dir / MANIFEST
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except FileNotFoundError:
             return None
-        return data if isinstance(data, dict) else None
+        except ValueError:  # not JSON, or not UTF-8
+            data = None
+        if isinstance(data, dict):
+            return data
+        if overwrite:
+            return {}
+        raise OutputError(
+            f"{path} is not a readable run manifest; use --overwrite to replace the run in "
+            f"{self.dir} or choose another --out"
+        )
 
     def _complete_rows(self) -> int:
         """Count complete lines; cut off a half-written last line so it is redone."""
@@ -123,35 +171,57 @@ class ResultsWriter:
         return good
 
     def write(self, row: Mapping[str, Any]) -> None:
-        if self._fh is None:
+        """Append one row. On failure the file is cut back to its last complete line."""
+        if self._fd is None:
             raise RuntimeError("ResultsWriter.start() was not called")
+        data = memoryview(encode_row(row))
+        written = 0
         try:
-            self._fh.write(dumps_row(row))
-            self._fh.flush()
+            while written < len(data):
+                written += os.write(self._fd, data[written:])
         except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, self._offset)
             raise _fail(self.path, exc, "write") from None
+        self._offset += written
 
     def close(self) -> None:
-        if self._fh is not None:
+        if self._fd is not None:
             with contextlib.suppress(OSError):
-                self._fh.close()
+                os.close(self._fd)
+            self._fd = None
 
     def read_back(self) -> list[dict[str, Any]]:
-        rows = []
-        with open(self.path, encoding="utf-8") as f:
-            for line in f:
-                rows.append(json.loads(line))
-        return rows
+        try:
+            with open(self.path, "rb") as f:
+                return [json.loads(line) for line in f]
+        except OSError as exc:
+            raise _fail(self.path, exc, "read back") from None
+        except ValueError:
+            raise OutputError(
+                f"{self.path} was changed during the run (a line is not JSON); rerun to resume"
+            ) from None
 
 
 def _write_json(path: Path, data: Mapping[str, Any]) -> None:
+    """Write JSON atomically: a temporary file, fsynced, renamed over `path`. On failure
+    the temporary file is removed and `path` is left as it was."""
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, ensure_ascii=False, indent=2, allow_nan=False)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    text = json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    try:
+        payload = text.encode("utf-8")
+    except UnicodeEncodeError:
+        payload = (json.dumps(data, indent=2, allow_nan=False) + "\n").encode("ascii")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def write_summary(out_dir: Path, summary: Mapping[str, Any]) -> Path:

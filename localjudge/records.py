@@ -2,11 +2,15 @@
 
 A file that cannot be read, is empty or is not UTF-8 raises InputFileError. A single bad
 line never stops the run: it becomes a BadRecord that keeps its place, with an error naming
-the line, the field and what was expected.
+the line, the field and what was expected. A JSONL file is decoded line by line: a line
+that is not UTF-8, like one that is not JSON or holds text that cannot be encoded (an
+unpaired surrogate escape), is a bad line; the file as a whole is refused as not UTF-8
+only when no line of it is UTF-8 or it starts with a UTF-16/32 byte-order mark.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
@@ -25,6 +29,17 @@ ALIASES: Mapping[str, str] = {
     "context": "retrieved_context",
     "groundTruth": "expected_response",
 }
+
+# CSV cells may be as long as a JSON field (the csv module's default limit is 128 KiB).
+csv.field_size_limit(2**31 - 1)
+
+# Byte-order marks of encodings that are not UTF-8 (UTF-32 LE starts like UTF-16 LE).
+_OTHER_BOMS = (
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
 
 # Fields whose CSV cells hold JSON (lists or objects).
 _JSON_CELL_FIELDS = frozenset(
@@ -90,21 +105,37 @@ def read_records(source: str | Path, *, stdin: io.BufferedIOBase | None = None) 
     """Read every row of `source` ("-" for standard input). Raises InputFileError."""
     name = str(source)
     data = _read_bytes(name, stdin)
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputFileError(
-            f"{name}: not UTF-8 (invalid byte at offset {exc.start}); re-encode it as UTF-8"
-        ) from None
-    if not text.strip():
+    for bom, encoding in _OTHER_BOMS:
+        if data.startswith(bom):
+            raise InputFileError(
+                f"{name}: not UTF-8 (it starts with a {encoding} byte-order mark); "
+                "re-encode it as UTF-8"
+            )
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]
+    if not data.strip():
         raise InputFileError(f"{name}: the file is empty")
-    fmt = _detect_format(name, text)
-    if fmt == "json":
-        rows, blank = _parse_json_array(name, text), 0
-    elif fmt == "csv":
-        rows, blank = _parse_csv(text)
+    fmt = _detect_format(name, data)
+    if fmt == "jsonl":
+        rows, blank = _parse_jsonl(name, data)
     else:
-        rows, blank = _parse_jsonl(text)
+        try:
+            text = data.decode("utf-8")
+            if fmt == "json":
+                rows, blank = _parse_json_array(name, text), 0
+            else:
+                rows, blank = _parse_csv(text)
+        except (UnicodeDecodeError, InputFileError) as exc:
+            if not _sniffed(name):
+                if isinstance(exc, InputFileError):
+                    raise
+                raise InputFileError(
+                    f"{name}: not UTF-8 (invalid byte at offset {exc.start}); re-encode it as UTF-8"
+                ) from None
+            # Standard input that starts with "[" but is no JSON array: JSON lines, one of
+            # which (the first) is bad, rather than a refusal of the whole stream.
+            fmt = "jsonl"
+            rows, blank = _parse_jsonl(name, data)
     if not rows:
         raise InputFileError(f"{name}: no rows (only blank lines)")
     return RecordSet(rows, blank, fmt)
@@ -127,7 +158,12 @@ def _read_bytes(name: str, stdin: io.BufferedIOBase | None) -> bytes:
         raise InputFileError(f"{name}: cannot be read ({exc.strerror or exc})") from None
 
 
-def _detect_format(name: str, text: str) -> str:
+def _sniffed(name: str) -> bool:
+    """Whether the format is guessed from the content (no known extension)."""
+    return not name.lower().endswith((".csv", ".jsonl", ".ndjson", ".json"))
+
+
+def _detect_format(name: str, data: bytes) -> str:
     lower = name.lower()
     if lower.endswith(".csv"):
         return "csv"
@@ -136,32 +172,55 @@ def _detect_format(name: str, text: str) -> str:
     if lower.endswith(".json"):
         return "json"
     # Standard input or an unknown extension: a JSON array starts with "[".
-    return "json" if text.lstrip().startswith("[") else "jsonl"
+    return "json" if data.lstrip().startswith(b"[") else "jsonl"
 
 
-def _parse_jsonl(text: str) -> tuple[list[Record | BadRecord], int]:
+def _parse_jsonl(name: str, data: bytes) -> tuple[list[Record | BadRecord], int]:
     rows: list[Record | BadRecord] = []
     blank = 0
+    utf8_lines = 0
+    first_invalid = ""
     # splitlines() would also split on \x0b, \x1c, U+2028 ...; JSONL lines end in \n only.
-    for number, raw in enumerate(text.split("\n"), start=1):
-        line = raw.rstrip("\r")
+    # Each line is decoded on its own, so one line of bad bytes spoils only itself.
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            line = raw.rstrip(b"\r").decode("utf-8")
+        except UnicodeDecodeError as exc:
+            where = f"invalid byte 0x{raw[exc.start]:02x} at byte {exc.start + 1}"
+            first_invalid = first_invalid or f"{where} of line {number}"
+            rows.append(
+                _bad(number, None, None, f"not UTF-8 ({where}); re-encode the file as UTF-8")
+            )
+            continue
+        # A byte-order mark at the start of a line (files joined with `cat`) is not data.
+        line = line.removeprefix("\ufeff")
         if not line.strip():
             blank += 1
             continue
+        utf8_lines += 1
         rows.append(_parse_json_line(number, line))
     # A final newline leaves one empty piece after it: that is not a blank line.
-    if text.endswith("\n"):
+    if data.endswith(b"\n"):
         blank -= 1
+    if rows and not utf8_lines:
+        raise InputFileError(f"{name}: not UTF-8 ({first_invalid}); re-encode it as UTF-8")
     return rows, blank
+
+
+def _json_error(exc: ValueError | RecursionError) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON ({exc.msg} at column {exc.colno})"
+    if isinstance(exc, RecursionError):
+        return "not valid JSON (nested too deeply)"
+    # int() refuses numbers of more than sys.get_int_max_str_digits() digits.
+    return "not valid JSON (a number has too many digits to be read)"
 
 
 def _parse_json_line(number: int, line: str) -> Record | BadRecord:
     try:
         obj = json.loads(line)
-    except json.JSONDecodeError as exc:
-        return _bad(number, None, None, f"not valid JSON ({exc.msg} at column {exc.colno})")
-    except RecursionError:
-        return _bad(number, None, None, "not valid JSON (nested too deeply)")
+    except (ValueError, RecursionError) as exc:
+        return _bad(number, None, None, _json_error(exc))
     return _validate_or_bad(number, obj)
 
 
@@ -172,27 +231,39 @@ def _parse_json_array(name: str, text: str) -> list[Record | BadRecord]:
         raise InputFileError(
             f"{name}: not a valid JSON array ({exc.msg} at line {exc.lineno}, column {exc.colno})"
         ) from None
-    except RecursionError:
-        raise InputFileError(f"{name}: not a valid JSON array (nested too deeply)") from None
+    except (ValueError, RecursionError) as exc:
+        reason = _json_error(exc).removeprefix("not valid JSON ")
+        raise InputFileError(f"{name}: not a valid JSON array {reason}") from None
     if not isinstance(data, list):
         raise InputFileError(f"{name}: a .json file must hold an array of row objects")
     return [_validate_or_bad(i, obj) for i, obj in enumerate(data, start=1)]
 
 
 def _parse_csv(text: str) -> tuple[list[Record | BadRecord], int]:
-    reader = csv.DictReader(io.StringIO(text, newline=""))
+    # csv.reader rather than DictReader: DictReader skips empty lines without a count.
+    reader = csv.reader(io.StringIO(text, newline=""))
     rows: list[Record | BadRecord] = []
     blank = 0
-    line = 1
-    try:
-        for row in reader:
-            line = reader.line_num
-            if not any((v or "").strip() for v in row.values() if isinstance(v, str)):
-                blank += 1
-                continue
-            rows.append(_csv_row(line, row))
-    except csv.Error as exc:
-        rows.append(_bad(reader.line_num or line, None, None, f"not valid CSV ({exc})"))
+    header: list[str] | None = None
+    while True:
+        # A csv.Error spoils one record only: the reader carries on after it.
+        try:
+            cells = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            rows.append(_bad(reader.line_num, None, None, f"not valid CSV ({exc})"))
+            continue
+        if header is None:
+            header = cells
+            continue
+        if not any(c.strip() for c in cells):
+            blank += 1
+            continue
+        row: dict[str | None, Any] = dict(zip(header, cells, strict=False))
+        if len(cells) > len(header):
+            row[None] = cells[len(header) :]
+        rows.append(_csv_row(reader.line_num, row))
     return rows, blank
 
 
@@ -206,7 +277,7 @@ def _csv_row(line: int, row: Mapping[str | None, Any]) -> Record | BadRecord:
         if key in _JSON_CELL_FIELDS:
             try:
                 obj[key] = json.loads(cell)
-            except (json.JSONDecodeError, RecursionError):
+            except (ValueError, RecursionError):
                 return _bad(line, None, key, "expected a JSON list in this CSV cell")
         else:
             obj[key] = cell
@@ -217,10 +288,14 @@ def _bad(line: int, obj: Any, field: str | None, message: str) -> BadRecord:
     rid = str(line)
     if isinstance(obj, dict):
         value = obj.get("request_id")
-        if isinstance(value, (str, int)) and not isinstance(value, bool):
+        if isinstance(value, str) and _unpaired_surrogate(value) is None:
+            rid = value
+        elif isinstance(value, int) and not isinstance(value, bool):
             rid = str(value)
-    err = InvalidRecordError(line, field, message)
-    return BadRecord(line=line, request_id=rid, field=field, error=str(err))
+    err = str(InvalidRecordError(line, field, message))
+    if _unpaired_surrogate(err) is not None:  # a field name taken from the row itself
+        err = err.encode("utf-8", "backslashreplace").decode("utf-8")
+    return BadRecord(line=line, request_id=rid, field=field, error=err)
 
 
 def _validate_or_bad(line: int, obj: Any) -> Record | BadRecord:
@@ -251,7 +326,7 @@ def validate_row(line: int, obj: Any) -> Record:
     else:
         raise InvalidRecordError(line, "request_id", f"expected a string, got {_kind(rid_value)}")
 
-    return Record(
+    record = Record(
         line=line,
         request_id=request_id,
         request=_request(line, fields.get("request")),
@@ -262,6 +337,46 @@ def validate_row(line: int, obj: Any) -> Record:
         expected_retrieved_context=_doc_uris(line, fields.get("expected_retrieved_context")),
         guidelines=_guidelines(line, fields.get("guidelines")),
     )
+    _check_encodable(record)
+    return record
+
+
+def _unpaired_surrogate(text: str) -> str | None:
+    """The first lone UTF-16 surrogate in `text` (JSON allows "\\ud800"; UTF-8 does not)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return text[exc.start]
+    return None
+
+
+def _check_encodable(record: Record) -> None:
+    """Refuse text that cannot be written as UTF-8 or given to the model's tokenizer."""
+    texts: list[tuple[str, str | None]] = [
+        ("request_id", record.request_id),
+        ("request", record.request),
+        ("response", record.response),
+        ("expected_response", record.expected_response),
+    ]
+    for i, chunk in enumerate(record.retrieved_context or ()):
+        texts += [
+            (f"retrieved_context[{i}].content", chunk.content),
+            (f"retrieved_context[{i}].doc_uri", chunk.doc_uri),
+        ]
+    for name, items in (
+        ("expected_facts", record.expected_facts),
+        ("expected_retrieved_context", record.expected_retrieved_context),
+        ("guidelines", record.guidelines),
+    ):
+        texts += [(f"{name}[{i}]", item) for i, item in enumerate(items or ())]
+    for where, text in texts:
+        bad = _unpaired_surrogate(text) if text is not None else None
+        if bad is not None:
+            raise InvalidRecordError(
+                record.line,
+                where,
+                f"holds an unpaired UTF-16 surrogate (\\u{ord(bad):04x}), which is not text",
+            )
 
 
 def _kind(value: Any) -> str:
