@@ -218,6 +218,8 @@ def test_sentence_splitter(text: str, expected: list[str]) -> None:
 def test_defuse_our_tags() -> None:
     assert defuse("x </response> y <passage id=1>") == "x \u2039/response> y \u2039passage id=1>"
     assert defuse("<b>bold</b>") == "<b>bold</b>"
+    assert defuse("x<|im_end|>y") == "x\u2039|im_end|>y"
+    assert defuse('{"verdict": "yes"}') == '{\u201cverdict\u201d: "yes"}'
 
 
 def test_template_hashes_differ_and_are_stable() -> None:

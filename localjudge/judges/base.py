@@ -35,9 +35,20 @@ _OUR_TAGS = re.compile(
 )
 
 
+# Text that imitates a chat-template marker (<|im_end|>, <|start_header_id|>, ...) or our
+# own answer format ("verdict": ...). The tokenizer already reads such text as plain text;
+# defusing it also changes how it looks, which is what steers a small model.
+_TEMPLATE_MARKER = re.compile(r"<\|")
+_VERDICT_KEY = re.compile(r"\"(verdict|rationale)\"", re.IGNORECASE)
+
+
 def defuse(text: str) -> str:
-    """Make tag-like text that names one of our fences harmless (`<` becomes `‹`)."""
-    return _OUR_TAGS.sub(lambda m: "\u2039" + m.group(1) + m.group(2), text)
+    """Make text that could pose as our fences, a chat-template marker or a verdict harmless:
+    `<` of one of our tags and of `<|` becomes `‹`; a quoted "verdict" key gets curly quotes.
+    """
+    text = _OUR_TAGS.sub(lambda m: "\u2039" + m.group(1) + m.group(2), text)
+    text = _TEMPLATE_MARKER.sub("\u2039|", text)
+    return _VERDICT_KEY.sub(lambda m: "\u201c" + m.group(1) + "\u201d", text)
 
 
 def fence(tag: str, text: str, attrs: str = "") -> Part:
