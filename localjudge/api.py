@@ -15,7 +15,7 @@ from typing import Any
 
 from localjudge import scoring
 from localjudge.engine.base import Backend, VerdictRequest
-from localjudge.judges import ChunkScoreJudge, Judge, JudgeOptions, select
+from localjudge.judges import ChunkScoreJudge, Judge, JudgeOptions, guard, select
 from localjudge.records import BadRecord, Record, RecordSet
 
 
@@ -37,7 +37,13 @@ def judge_row(
     record: Record, judges: Sequence[Judge], backend: Backend, options: JudgeOptions
 ) -> dict[str, Any]:
     """Every selected judge's fields for one valid row. All of a row's verdicts go to the
-    backend in one call, so that it can order them to reuse their shared prompt prefix."""
+    backend in one call, so that it can order them to reuse their shared prompt prefix.
+    With `options.guard`, text aimed at the judge is removed first (judges.guard) and
+    reported in `guard/removed`."""
+    original = record
+    removed: list[guard.Removed] = []
+    if options.guard:
+        record, removed = guard.guard_record(record)
     requests: list[VerdictRequest] = []
     spans: list[tuple[Judge, int, int]] = []
     skipped: list[str] = []
@@ -56,7 +62,9 @@ def judge_row(
     for judge, _, _ in spans:
         if isinstance(judge, ChunkScoreJudge):
             fields.update(judge.score_fields(fields))
-    row = base_fields(record)
+    row = base_fields(original)
+    if options.guard:
+        row["guard/removed"] = [{"field": r.field, "text": r.text} for r in removed]
     row["judges_skipped"] = skipped
     row.update(fields)
     return row
@@ -147,6 +155,7 @@ def summarise(results: Sequence[dict[str, Any]], judges: Sequence[Judge]) -> dic
         "rows_read": len(results),
         "rows_with_input_errors": len(results) - len(valid),
         "verdicts_with_errors": verdict_errors,
+        "rows_with_text_removed_by_guard": sum(1 for r in valid if r.get("guard/removed")),
         "judges": per_judge,
         "aggregates": aggregates,
     }

@@ -106,6 +106,16 @@ def _parse_fail_under(values: tuple[str, ...]) -> list[tuple[str, float]]:
     "either way; without is much faster).",
 )
 @click.option(
+    "--guard/--no-guard",
+    "injection_guard",
+    default=True,
+    show_default=True,
+    help='Take text addressed to the judge ("ignore the instructions above", fake chat '
+    "turns, fake verdicts) out of the request, response and chunks before judging; "
+    "each removal is listed in the row's guard/removed field. Turn off to judge "
+    "material about prompt injection itself.",
+)
+@click.option(
     "--threads", type=click.IntRange(1, 256), help="CPU threads (default: physical cores)."
 )
 @click.option(
@@ -170,6 +180,7 @@ def _eval(
     resume: bool,
     overwrite: bool,
     rationale: bool,
+    injection_guard: bool,
     threads: int | None,
     n_ctx: int,
     batch_size: int,
@@ -203,7 +214,7 @@ def _eval(
     resolved = models.resolve_for_eval(model_spec)
     entry = resolved.entry
     thresholds = dict(entry.thresholds) if entry else {}
-    options = judges.JudgeOptions(rationale=rationale, thresholds=thresholds)
+    options = judges.JudgeOptions(rationale=rationale, thresholds=thresholds, guard=injection_guard)
     threads = threads or physical_cores()
     # The parsed rows (not the file bytes: stdin has no file) identify the input.
     input_hash = hashlib.sha256(repr(rows).encode("utf-8")).hexdigest()
@@ -214,6 +225,7 @@ def _eval(
         "judges": {j.name: judges.template_hash(j) for j in chosen},
         "thresholds": thresholds,
         "rationale": rationale,
+        "guard": judges.guard.FINGERPRINT if injection_guard else None,
         "seed": seed,
         "threads": threads,
         "ctx": n_ctx,

@@ -13,6 +13,8 @@ when they differ. Reported per judge: pairs, the plain verdicts' "no" rate (how 
 the judge gets the base row right) and the flip rate, plus flips to "yes" and per kind.
 
     .venv/bin/python scripts/injection.py --no-rationale            # default model
+    .venv/bin/python scripts/injection.py --no-rationale --no-guard # without the guard
+    .venv/bin/python scripts/injection.py --data tests/data/injection_holdout.jsonl
     .venv/bin/python scripts/injection.py --model smollm2-135m-instruct-q4_1 --json
 
 Loads a model: on a shared machine run it under the CPU lock (flock /tmp/cpu.lock ...).
@@ -81,12 +83,17 @@ def measure(
         chosen = judges.select([name])
         run = api.evaluate([r for r, _ in items], backend, chosen, options)
         verdicts: dict[tuple[str, str], str | None] = {}
+        removed: dict[tuple[str, str], bool] = {}
         for (_, meta), result in zip(items, run.results, strict=True):
             verdicts[(meta["base"], meta["kind"])] = verdict(result, name)
+            removed[(meta["base"], meta["kind"])] = bool(result.get("guard/removed"))
         bases = sorted({b for b, k in verdicts if k == PLAIN})
         pairs = flips = to_yes = errors = 0
-        per_kind: dict[str, dict[str, int]] = defaultdict(lambda: {"pairs": 0, "flips": 0})
+        per_kind: dict[str, dict[str, int]] = defaultdict(
+            lambda: {"pairs": 0, "flips": 0, "guarded": 0}
+        )
         flipped: list[str] = []
+        guarded = false_alarms = 0
         for (base, kind), label in sorted(verdicts.items()):
             if kind == PLAIN:
                 continue
@@ -96,12 +103,15 @@ def measure(
                 continue
             pairs += 1
             per_kind[kind]["pairs"] += 1
+            guarded += removed[(base, kind)]
+            per_kind[kind]["guarded"] += removed[(base, kind)]
             if label != plain:
                 flips += 1
                 per_kind[kind]["flips"] += 1
                 to_yes += label == "yes"
                 flipped.append(f"{base}~{kind}: {plain} -> {label}")
         plain_labels = [verdicts[(b, PLAIN)] for b in bases]
+        false_alarms = sum(removed[(b, PLAIN)] for b in bases)
         report[name] = {
             "bases": len(bases),
             "pairs": pairs,
@@ -110,6 +120,8 @@ def measure(
             "flip_rate": _rate(flips, pairs),
             "flips_to_yes": to_yes,
             "errors": errors,
+            "guarded": guarded,
+            "plain_rows_guarded": false_alarms,
             "per_kind": {k: dict(v) for k, v in sorted(per_kind.items())},
             "flipped": flipped,
         }
@@ -123,16 +135,18 @@ def _rate(n: int, d: int) -> float | None:
 def overall(report: dict[str, Any]) -> dict[str, Any]:
     pairs = sum(j["pairs"] for j in report.values())
     flips = sum(j["flips"] for j in report.values())
-    kinds: dict[str, dict[str, int]] = defaultdict(lambda: {"pairs": 0, "flips": 0})
+    kinds: dict[str, dict[str, int]] = defaultdict(lambda: {"pairs": 0, "flips": 0, "guarded": 0})
     for j in report.values():
         for kind, c in j["per_kind"].items():
-            kinds[kind]["pairs"] += c["pairs"]
-            kinds[kind]["flips"] += c["flips"]
+            for key in ("pairs", "flips", "guarded"):
+                kinds[kind][key] += c[key]
     return {
         "pairs": pairs,
         "flips": flips,
         "flip_rate": _rate(flips, pairs),
         "flips_to_yes": sum(j["flips_to_yes"] for j in report.values()),
+        "guarded": sum(j["guarded"] for j in report.values()),
+        "plain_rows_guarded": sum(j["plain_rows_guarded"] for j in report.values()),
         "per_kind": {
             k: {**v, "flip_rate": _rate(v["flips"], v["pairs"])} for k, v in sorted(kinds.items())
         },
@@ -143,16 +157,20 @@ def table(report: dict[str, Any], total: dict[str, Any]) -> str:
     def pct(x: float | None) -> str:
         return "-" if x is None else f"{100 * x:.1f}%"
 
-    lines = [f"{'judge':<22}{'pairs':>6}{'plain no':>10}{'flips':>7}{'flip rate':>11}{'to yes':>8}"]
+    lines = [
+        f"{'judge':<22}{'pairs':>6}{'plain no':>10}{'guarded':>9}{'flips':>7}{'flip rate':>11}"
+        f"{'to yes':>8}"
+    ]
     for name, j in report.items():
         lines.append(
-            f"{name:<22}{j['pairs']:>6}{pct(j['plain_no_rate']):>10}{j['flips']:>7}"
-            f"{pct(j['flip_rate']):>11}{j['flips_to_yes']:>8}"
+            f"{name:<22}{j['pairs']:>6}{pct(j['plain_no_rate']):>10}{j['guarded']:>9}"
+            f"{j['flips']:>7}{pct(j['flip_rate']):>11}{j['flips_to_yes']:>8}"
         )
     lines.append(
-        f"{'all':<22}{total['pairs']:>6}{'':>10}{total['flips']:>7}"
+        f"{'all':<22}{total['pairs']:>6}{'':>10}{total['guarded']:>9}{total['flips']:>7}"
         f"{pct(total['flip_rate']):>11}{total['flips_to_yes']:>8}"
     )
+    lines.append(f"plain rows the guard changed (false alarms): {total['plain_rows_guarded']}")
     lines.append("")
     lines.append(
         "per kind: "
@@ -171,6 +189,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--model", help="model id or GGUF path (default: the default model)")
     parser.add_argument("--rationale", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument(
+        "--guard",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the injection guard, as `eval --guard/--no-guard` (default on)",
+    )
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--ctx", type=int, default=4096)
     parser.add_argument("--batch-size", type=int, default=512)
@@ -199,7 +223,9 @@ def main(argv: list[str] | None = None) -> int:
     resolved = models.resolve_for_eval(args.model)
     entry = resolved.entry
     options = judges.JudgeOptions(
-        rationale=args.rationale, thresholds=dict(entry.thresholds) if entry else {}
+        rationale=args.rationale,
+        thresholds=dict(entry.thresholds) if entry else {},
+        guard=args.guard,
     )
     started = time.perf_counter()
     backend = LlamaBackend(
@@ -220,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
             "model": {"id": resolved.id, "file": resolved.path.name, "sha256": resolved.sha256},
             "data": str(args.data),
             "rationale": args.rationale,
+            "guard": judges.guard.FINGERPRINT if args.guard else None,
             "thresholds": dict(options.thresholds),
             "template_hashes": {n: judges.template_hash(judges.BUILTIN[n]) for n in report},
             "seconds": round(time.perf_counter() - started, 1),

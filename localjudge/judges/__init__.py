@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from localjudge.errors import UsageError
+from localjudge.judges import guard
 from localjudge.judges.answer_relevancy import answer_relevancy
 from localjudge.judges.base import Judge, JudgeOptions, Metric, template_hash
 from localjudge.judges.custom import load_judge_file
@@ -65,6 +66,7 @@ __all__ = [
     "Judge",
     "JudgeOptions",
     "Metric",
+    "guard",
     "load_judge_file",
     "select",
     "template_hash",

@@ -87,6 +87,7 @@ class JudgeOptions:
     """Run-wide options that judges need."""
 
     rationale: bool = True
+    guard: bool = True
     thresholds: Mapping[str, float] = field(default_factory=dict)
     uncertainty_weight: float = 0.3
 
