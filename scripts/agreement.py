@@ -11,7 +11,8 @@ Each dev set is split in two halves by row parity (even rows: fit, odd rows: rep
 A per-judge decision threshold on P(yes) is fitted on the fit half (the value that
 maximises balanced accuracy there) and reported on the other half, next to the plain
 argmax rule (threshold 0.5). `--write-thresholds` stores the fitted values in the model
-catalogue. Labels are read only to score; the judge never sees them or the row's source.
+catalogue (merged into the model's `thresholds` table; other judges' values are kept).
+Labels are read only to score; the judge never sees them or the row's source.
 
     .venv/bin/python scripts/agreement.py                         # default model, all rows
     .venv/bin/python scripts/agreement.py --model qwen2.5-coder-1.5b-instruct-q4_k_m --rows 60
@@ -246,6 +247,32 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+CATALOGUE = REPO / "models" / "catalogue.toml"
+
+
+def write_thresholds(path: Path, model_id: str, fitted: dict[str, float]) -> None:
+    """Merge `fitted` into the `[models."ID".thresholds]` table of the catalogue file,
+    keeping its other lines (comments included) as they are."""
+    header = f'[models."{model_id}".thresholds]'
+    lines = path.read_text(encoding="utf-8").splitlines()
+    values: dict[str, float] = {}
+    if header in lines:
+        start = lines.index(header)
+        end = start + 1
+        while end < len(lines) and lines[end].strip() and not lines[end].startswith("["):
+            key, _, value = lines[end].partition("=")
+            values[key.strip()] = float(value)
+            end += 1
+    else:
+        lines += ["", header]
+        start = end = len(lines) - 1
+        end += 1
+    values.update(fitted)
+    table = [f"{k} = {v:.4f}" for k, v in sorted(values.items())]
+    lines[start + 1 : end] = table
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default=None, help="catalogue id or GGUF path (default model)")
@@ -255,6 +282,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ctx", type=int, default=4096)
     parser.add_argument("--units", type=Path, help="also write every scored unit (JSONL)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--write-thresholds",
+        action="store_true",
+        help="store the fitted thresholds in models/catalogue.toml for this model",
+    )
     args = parser.parse_args(argv)
 
     judges = [j.strip() for j in args.judges.split(",") if j.strip()]
@@ -281,6 +313,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     report["seconds"] = time.perf_counter() - started
     if args.units:
         args.units.write_text("".join(json.dumps(u) + "\n" for u in all_units))
+    if args.write_thresholds:
+        fitted = {j: r["threshold"] for j, r in report["judges"].items() if j != "document_recall"}
+        write_thresholds(CATALOGUE, model.id, fitted)
+        print(f"thresholds for {model.id} written to {CATALOGUE}", file=sys.stderr)
     print(json.dumps(report, indent=2) if args.json else render(report))
     return 0
 
