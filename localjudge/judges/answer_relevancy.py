@@ -19,10 +19,10 @@ from localjudge import scoring
 from localjudge.engine.base import Verdict, VerdictRequest
 from localjudge.judges.base import (
     JudgeOptions,
+    LlmJudgeBase,
     Metric,
     fence,
     make_prompt,
-    missing_inputs,
     question,
     request_part,
     response_part,
@@ -121,19 +121,12 @@ def split_statements(text: str) -> list[str]:
 
 
 @dataclass(frozen=True)
-class AnswerRelevancyJudge:
+class AnswerRelevancyJudge(LlmJudgeBase):
     name: str = "answer_relevancy"
     step: str = "response"
     labels: tuple[str, ...] = LABELS
     needs: tuple[str, ...] = ("request", "response")
     description: str = "Share of the response's statements relevant to the request (Mastra)"
-
-    @property
-    def prefix(self) -> str:
-        return f"response/llm_judged/{self.name}"
-
-    def missing(self, record: Record) -> list[str]:
-        return missing_inputs(record, self.needs)
 
     def requests(self, record: Record, options: JudgeOptions) -> list[VerdictRequest]:
         shared = [request_part(record), response_part(record)]

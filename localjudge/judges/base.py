@@ -145,6 +145,21 @@ class Judge(Protocol):
         ...
 
 
+class LlmJudgeBase:
+    """`prefix` and `missing` for the model judges (dataclasses with name, step, needs)."""
+
+    name: str
+    step: str
+    needs: tuple[str, ...]
+
+    @property
+    def prefix(self) -> str:
+        return f"{self.step}/llm_judged/{self.name}"
+
+    def missing(self, record: Record) -> list[str]:
+        return missing_inputs(record, self.needs)
+
+
 def template_hash(judge: Judge) -> str:
     """SHA-256 of the judge's fixed texts, labels and the shared system text."""
     payload = json.dumps(

@@ -14,9 +14,9 @@ from localjudge.engine.base import Part, Verdict, VerdictRequest
 from localjudge.judges.base import (
     YES_NO,
     JudgeOptions,
+    LlmJudgeBase,
     Metric,
     make_prompt,
-    missing_inputs,
     round_prob,
     verdict_fields,
 )
@@ -27,7 +27,7 @@ ChunkParts = Callable[[Record, int, Chunk], list[Part]]
 
 
 @dataclass(frozen=True)
-class RowJudge:
+class RowJudge(LlmJudgeBase):
     """One yes/no verdict per row. `parts` builds the user message (question last)."""
 
     name: str
@@ -38,13 +38,6 @@ class RowJudge:
     fixed_texts: dict[str, str] = field(default_factory=dict, repr=False)
     aggregate_name: str = "percentage"
     labels: tuple[str, ...] = YES_NO
-
-    @property
-    def prefix(self) -> str:
-        return f"{self.step}/llm_judged/{self.name}"
-
-    def missing(self, record: Record) -> list[str]:
-        return missing_inputs(record, self.needs)
 
     def requests(self, record: Record, options: JudgeOptions) -> list[VerdictRequest]:
         return [
@@ -72,7 +65,7 @@ class RowJudge:
 
 
 @dataclass(frozen=True)
-class ChunkJudge:
+class ChunkJudge(LlmJudgeBase):
     """One yes/no verdict per retrieved chunk, in retrieval order; precision per row.
 
     A row whose chunk verdicts are not all computed gets no precision (null) rather than a
@@ -86,13 +79,6 @@ class ChunkJudge:
     fixed_texts: dict[str, str] = field(default_factory=dict, repr=False)
     step: str = "retrieval"
     labels: tuple[str, ...] = YES_NO
-
-    @property
-    def prefix(self) -> str:
-        return f"retrieval/llm_judged/{self.name}"
-
-    def missing(self, record: Record) -> list[str]:
-        return missing_inputs(record, self.needs)
 
     def requests(self, record: Record, options: JudgeOptions) -> list[VerdictRequest]:
         return [
