@@ -19,6 +19,7 @@ threads, one process, one loaded model:
 
     .venv/bin/python scripts/bench.py            # table
     .venv/bin/python scripts/bench.py --json     # one JSON object
+    .venv/bin/python scripts/bench.py --rows 10 --batch-sizes 64,128,512,2048   # (c) only
 """
 
 from __future__ import annotations
@@ -273,6 +274,45 @@ def scaling(backend: LlamaBackend, rows: int) -> list[dict[str, Any]]:
     return table
 
 
+def batch_sizes(args: argparse.Namespace, model: Any, records: Sequence[Record]) -> int:
+    """(c), localjudge without rationales, once per batch size, each with a fresh model."""
+    table = []
+    for size in (int(x) for x in args.batch_sizes.split(",")):
+        backend = LlamaBackend(
+            model.path,
+            template=model.entry.template if model.entry else None,
+            n_ctx=args.ctx,
+            threads=args.threads,
+            batch_size=size,
+        )
+        try:
+            result = run_localjudge(backend, records, rationale=False)
+        finally:
+            backend.close()
+        labels = [
+            {k: v for k, v in r.items() if k.endswith(("/rating", "/ratings"))}
+            for r in result.pop("results")
+        ]
+        table.append({"batch_size": size, **result, "verdicts_digest": _digest(labels)})
+    if args.json:
+        print(json.dumps({"model": model.id, "rows": len(records), "runs": table}, indent=2))
+    else:
+        print("| batch size | seconds | verdicts/s | evaluated tokens | verdicts digest |")
+        print("|---:|---:|---:|---:|---|")
+        for t in table:
+            print(
+                f"| {t['batch_size']} | {t['seconds']:.1f} | {t['verdicts_per_second']:.3f} | "
+                f"{t['prompt_tokens_evaluated']} | {t['verdicts_digest']} |"
+            )
+    return 0
+
+
+def _digest(value: Any) -> str:
+    import hashlib
+
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:12]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default=None, help="catalogue id or GGUF path (default model)")
@@ -288,10 +328,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="instead: seconds per row as chunks and chunk length grow (synthetic rows)",
     )
+    parser.add_argument(
+        "--batch-sizes",
+        metavar="LIST",
+        help="instead: (c) only, once per llama.cpp batch size in LIST (e.g. 64,512,2048)",
+    )
     args = parser.parse_args(argv)
 
     model = resolve_for_eval(args.model)
     records = workload(args.rows)
+    if args.batch_sizes:
+        return batch_sizes(args, model, records)
     kwargs: dict[str, Any] = {}
     if args.rationale_tokens is not None:
         kwargs["rationale_tokens"] = args.rationale_tokens
