@@ -17,6 +17,11 @@ Labels are read only to score; the judge never sees them or the row's source.
     .venv/bin/python scripts/agreement.py                         # default model, all rows
     .venv/bin/python scripts/agreement.py --model qwen2.5-coder-1.5b-instruct-q4_k_m --rows 60
     .venv/bin/python scripts/agreement.py --json
+    .venv/bin/python scripts/agreement.py --judges answer_relevancy --rows 40   # proxy, below
+
+answer_relevancy (opt-in) has no labelled set: its score is ranked against the row-level
+relevance labels of relevance_to_query.jsonl, and the share of statements rated yes /
+unsure / no is reported.
 """
 
 from __future__ import annotations
@@ -64,8 +69,14 @@ SEED = 7
 FloatArray = npt.NDArray[np.float64]
 
 
+# answer_relevancy has no set of its own: its score is checked against the row-level human
+# relevance labels of relevance_to_query.jsonl (a proxy: the score is a share of relevant
+# statements, the label a yes/no on the whole response).
+SET_OF = {"answer_relevancy": "relevance_to_query"}
+
+
 def load(judge: str, rows: int | None) -> list[dict[str, Any]]:
-    with open(BENCHMARKS / f"{judge}.jsonl", encoding="utf-8") as f:
+    with open(BENCHMARKS / f"{SET_OF.get(judge, judge)}.jsonl", encoding="utf-8") as f:
         items = [json.loads(line) for line in f]
     return items[:rows] if rows else items
 
@@ -94,6 +105,12 @@ def collect(
         return units
     assert backend is not None
     run = api.evaluate(records, backend, select([judge]), JudgeOptions(rationale=False))
+    if judge == "answer_relevancy":
+        prefix = "response/llm_judged/answer_relevancy"
+        for i, (item, result) in enumerate(zip(items, run.results, strict=True)):
+            unit = _unit(item, i, item["labels"][SET_OF[judge]], result[f"{prefix}/score"])
+            units.append({**unit, "ratings": result[f"{prefix}/ratings"]})
+        return units
     prefix = FIELD[judge]
     for i, (item, result) in enumerate(zip(items, run.results, strict=True)):
         if judge == "chunk_relevance":
@@ -307,6 +324,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         units = collect(judge, load(judge, args.rows), backend)
         result = evaluate_judge(units)
         result["seconds"] = time.perf_counter() - t0
+        if judge == "answer_relevancy":
+            ratings = [r for u in units for r in u.get("ratings") or ()]
+            result["statement_ratings"] = {k: ratings.count(k) for k in ("yes", "unsure", "no")}
         report["judges"][judge] = result
         all_units.extend({"judge": judge, **u} for u in units)
         print(f"{judge}: done in {result['seconds']:.0f} s", file=sys.stderr)
