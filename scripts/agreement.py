@@ -261,6 +261,10 @@ def render(report: dict[str, Any]) -> str:
                     f"{fmt(m, 'accuracy')} | {fmt(m, 'balanced_accuracy')} | {fmt(m, 'kappa')} "
                     f"| {fmt(m, 'auc')} |"
                 )
+    for judge, r in report["judges"].items():
+        if "statement_ratings" in r:
+            counts = ", ".join(f"{k} {v}" for k, v in r["statement_ratings"].items())
+            lines.append(f"\n{judge}: statements rated {counts}")
     return "\n".join(lines)
 
 
