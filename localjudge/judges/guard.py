@@ -5,8 +5,9 @@ tests/data/injection.jsonl, fencing the material, declaring it data in the syste
 defusing look-alike markers, a closing reminder after the material and restating the
 request before the question all left 54-62% of injected rows flipped (docs/reliability.md).
 What does not reach the model cannot steer it, so the guard removes such text from the
-untrusted fields (request, response, every retrieved chunk) and puts a visible marker in
-its place; the judge then rates what is left. The expected response, expected facts and
+untrusted fields (request, response, every retrieved chunk); the judge then rates what
+is left, exactly as if the removed text had never been there (a field that was nothing
+but such text becomes the marker MARK). The expected response, expected facts and
 guidelines are the user's own and are left alone.
 
 What is removed (English patterns, plus the common override phrasings in French, German
@@ -88,6 +89,8 @@ _VERDICT_VALUES = (
     r"supported|grounded|sufficient|\d+(?:\.\d+)?(?:\s*/\s*\d+)?"
 )
 _VERDICT_OBJECT = re.compile(
+    # with its lead-in on the same line ("Evaluator output:"), if any
+    r"(?:[^\n.!?{}]{0,80}:[ \t]*)?"
     rf"\{{[^{{}}]{{0,600}}?[\"'\u201c\u2018]?\b(?:{_VERDICT_KEYS})\b[\"'\u201d\u2019]?\s*[:=]"
     r"[^{}]{0,600}?\}",
     re.IGNORECASE,
@@ -158,37 +161,37 @@ class Removed:
     text: str
 
 
-def _cut_tail(text: str, start: int) -> str:
-    """The text before the line holding `start`, then the marker."""
+def _cut_tail(text: str, start: int, cut: str) -> str:
+    """The text before the line holding `start` (or before `start` on that line), then `cut`."""
     line_start = text.rfind("\n", 0, start) + 1
     head = text[:line_start] if text[line_start:start].strip() == "" else text[:start]
-    return head.rstrip() + ("\n" if head.strip() else "") + MARK
+    return head.rstrip() + ("\n" if head.strip() else "") + cut
 
 
-def _chat_turns(text: str, removed: list[str]) -> str:
+def _chat_turns(text: str, removed: list[str], cut: str) -> str:
     markers = list(_CHAT_MARKER.finditer(text))
     if not markers:
         return text
     first, last = markers[0], markers[-1]
     end = len(text) if _CHAT_OPENERS.fullmatch(last.group(0)) else last.end()
     removed.append(text[first.start() : end])
-    return text[: first.start()] + MARK + text[end:]
+    return text[: first.start()] + cut + text[end:]
 
 
-def _boundary(text: str, removed: list[str]) -> str:
+def _boundary(text: str, removed: list[str], cut: str) -> str:
     match = _BOUNDARY.search(text)
     if not match:
         return text
-    kept = _cut_tail(text, match.start())
-    removed.append(text[len(kept) - len(MARK) :].strip() or text[match.start() :])
+    kept = _cut_tail(text, match.start(), cut)
+    removed.append(text[len(kept) - len(cut) :].strip() or text[match.start() :])
     return kept
 
 
-def _verdicts(text: str, removed: list[str]) -> str:
+def _verdicts(text: str, removed: list[str], cut: str) -> str:
     for pattern in (_VERDICT_OBJECT, _VERDICT_LINE):
         for match in pattern.finditer(text):
             removed.append(match.group(0))
-        text = pattern.sub(MARK, text)
+        text = pattern.sub(lambda _: cut, text)
     return text
 
 
@@ -200,34 +203,49 @@ def _aimed(sentence: str) -> bool:
     return bool(_ADDRESSEE.search(sentence) and _DIRECTIVE.search(sentence))
 
 
-def _sentences(text: str, removed: list[str]) -> str:
+def _sentences(text: str, removed: list[str], cut: str) -> str:
     out: list[str] = []
     for match in _SENTENCE.finditer(text):
         piece = match.group(0)
-        if piece.strip() and MARK not in piece and _aimed(piece):
+        if piece.strip() and cut not in piece and _aimed(piece):
             removed.append(piece.strip())
-            out.append(MARK + ("\n" if piece.endswith("\n") else " "))
+            out.append(cut + ("\n" if piece.endswith("\n") else " "))
         else:
             out.append(piece)
     return "".join(out)
 
 
-def _squash(text: str) -> str:
-    """Adjacent markers (with only space between) become one."""
-    pattern = re.compile(re.escape(MARK) + r"(?:\s*" + re.escape(MARK) + r")+")
-    return pattern.sub(MARK, text).strip()
+def _close_gaps(text: str, cut: str) -> str:
+    """Remove the cut points and the white space they leave: one space between two words
+    on a line, nothing at a line's start or end; no run of more than one blank line."""
+    pieces = re.split(r"[ \t]*(?:" + re.escape(cut) + r"[ \t]*)+", text)
+    out = pieces[0]
+    for piece in pieces[1:]:
+        if out and piece and not out.endswith("\n") and not piece.startswith("\n"):
+            out += " "
+        out += piece
+    return re.sub(r"\n[ \t]*\n(?:[ \t]*\n)+", "\n\n", out).strip()
 
 
 def neutralise(text: str) -> tuple[str, list[str]]:
-    """`text` with every piece aimed at the judge replaced by MARK, and those pieces."""
+    """`text` without the pieces aimed at the judge, and those pieces.
+
+    The pieces are deleted, so that the judge sees the rest exactly as it would have
+    without them; a text that was nothing but such pieces becomes MARK, so that the judge
+    still has something to rate (and rates it as what it is).
+    """
+    cut = "\ue000"
+    while cut in text:
+        cut += "\ue000"
     removed: list[str] = []
-    out = _chat_turns(text, removed)
-    out = _boundary(out, removed)
-    out = _verdicts(out, removed)
-    out = _sentences(out, removed)
+    out = _chat_turns(text, removed, cut)
+    out = _boundary(out, removed, cut)
+    out = _verdicts(out, removed, cut)
+    out = _sentences(out, removed, cut)
     if not removed:
         return text, []
-    return _squash(out), [r for r in (p.strip() for p in removed) if r]
+    pieces = [r for r in (p.replace(cut, " ").strip() for p in removed) if r]
+    return _close_gaps(out, cut) or MARK, pieces
 
 
 def guard_record(record: Record) -> tuple[Record, list[Removed]]:
@@ -276,4 +294,5 @@ FINGERPRINT = hashlib.sha256(
         )
     ).encode("utf-8")
     + MARK.encode("utf-8")
+    + b"v2: pieces deleted, gaps closed, MARK only for a field left empty"
 ).hexdigest()
