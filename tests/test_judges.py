@@ -56,7 +56,7 @@ def run_one(
 
 
 @pytest.mark.parametrize(
-    "name", ["relevance_to_query", "groundedness", "safety", "correctness", "guideline_adherence"]
+    "name", ["relevance_to_query", "safety", "correctness", "guideline_adherence"]
 )
 def test_yes_no_response_judges(name: str) -> None:
     row, fake = run_one([name], FULL, [("no", 0.8)])
@@ -71,6 +71,53 @@ def test_yes_no_response_judges(name: str) -> None:
     # The material comes first and the judge's own question last.
     assert req.prompt.user[0].text.startswith("<request>") and req.prompt.user[0].data
     assert req.prompt.user[-1].text.startswith("Question:") and not req.prompt.user[-1].data
+
+
+def test_groundedness_judges_each_statement_and_takes_the_least_supported() -> None:
+    prefix = "response/llm_judged/groundedness"
+    row, fake = run_one(["groundedness"], FULL, [("yes", 0.9), ("no", 0.3)])
+    assert len(fake.asked) == 2  # "Paris is the capital of France." / "It is on the Seine."
+    assert row[f"{prefix}/statements"] == ["Paris is the capital of France.", "It is on the Seine."]
+    assert row[f"{prefix}/statement_p_supported"] == [pytest.approx(0.9), pytest.approx(0.7)]
+    assert row[f"{prefix}/probability"] == pytest.approx(0.7)
+    assert row[f"{prefix}/rating"] == "yes"  # min P(yes) 0.7 >= 0.5
+    for req in fake.asked:
+        user = req.prompt.user
+        # shared prefix: request, every passage, the whole response; then one statement
+        assert [p.text.split(">")[0] for p in user[:6]] == [
+            "<request",
+            '<passage id="1"',
+            '<passage id="2"',
+            '<passage id="3"',
+            '<passage id="4"',
+            "<response",
+        ]
+        assert user[6].text.startswith("<statement>") and user[-1].text.startswith("Question:")
+        assert req.rationale is False  # the rationale is written without generating
+    assert "It is on the Seine." in fake.asked[1].prompt.user[6].text
+
+
+@pytest.mark.parametrize(
+    ("answers", "threshold", "rating"),
+    [([("yes", 0.9), ("yes", 0.6)], 0.5, "yes"), ([("yes", 0.9), ("yes", 0.6)], 0.7, "no")],
+)
+def test_groundedness_threshold_applies_to_the_minimum(
+    answers: list[tuple[str, float]], threshold: float, rating: str
+) -> None:
+    opts = JudgeOptions(rationale=True, thresholds={"groundedness": threshold})
+    row, _ = run_one(["groundedness"], FULL, answers, opts)  # type: ignore[arg-type]
+    assert row["response/llm_judged/groundedness/rating"] == rating
+    p_chosen = row["response/llm_judged/groundedness/probability"]
+    assert p_chosen == pytest.approx(0.6 if rating == "yes" else 0.4)
+    rationale = row["response/llm_judged/groundedness/rationale"]
+    assert rationale == 'Least supported statement: "It is on the Seine." (P(supported) = 0.60).'
+
+
+def test_groundedness_error_in_one_statement_fails_the_row() -> None:
+    row, _ = run_one(["groundedness"], FULL, ["yes", Verdict.failed("boom")])
+    assert row["response/llm_judged/groundedness/rating"] is None
+    assert row["response/llm_judged/groundedness/probability"] is None
+    assert row["response/llm_judged/groundedness/error_message"] == "boom"
 
 
 def test_rationale_passes_through() -> None:
