@@ -492,6 +492,18 @@ def test_disk_full_while_writing_rows(
         assert (out / "results.jsonl").read_bytes() == results
 
 
+def _fsync_full_disk_for(suffix: str) -> Callable[[int], None]:
+    """os.fsync, except that it fails with ENOSPC for a file whose path ends in `suffix`."""
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}").endswith(suffix):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real_fsync(fd)
+
+    return fsync
+
+
 def test_disk_full_while_writing_the_summary(
     fake: FakeCli,
     data: Path,
@@ -500,14 +512,8 @@ def test_disk_full_while_writing_the_summary(
     reference: tuple[bytes, bytes, dict[str, Any]],
 ) -> None:
     real_fsync = os.fsync
-
-    def fsync(fd: int) -> None:
-        if os.readlink(f"/proc/self/fd/{fd}").endswith("summary.json.tmp"):
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        real_fsync(fd)
-
     out = tmp_path / "o"
-    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "fsync", _fsync_full_disk_for("summary.json.tmp"))
     run = fake(data, "--out", out)
     monkeypatch.setattr(os, "fsync", real_fsync)
     assert run.code == 2
@@ -525,14 +531,8 @@ def test_disk_full_while_writing_the_manifest(
     fake: FakeCli, data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     real_fsync = os.fsync
-
-    def fsync(fd: int) -> None:
-        if os.readlink(f"/proc/self/fd/{fd}").endswith("manifest.json.tmp"):
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        real_fsync(fd)
-
     out = tmp_path / "o"
-    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "fsync", _fsync_full_disk_for("manifest.json.tmp"))
     run = fake(data, "--out", out)
     monkeypatch.setattr(os, "fsync", real_fsync)
     assert run.code == 2 and "the disk is full" in run.stderr
