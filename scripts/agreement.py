@@ -43,6 +43,7 @@ sys.path.insert(0, str(REPO))
 from localjudge import api, scoring  # noqa: E402
 from localjudge.engine.llama import LlamaBackend, physical_cores  # noqa: E402
 from localjudge.judges import JudgeOptions, select  # noqa: E402
+from localjudge.judges.answer_relevancy import rate_p  # noqa: E402
 from localjudge.models import resolve_for_eval  # noqa: E402
 from localjudge.records import validate_row  # noqa: E402
 
@@ -109,7 +110,13 @@ def collect(
         prefix = "response/llm_judged/answer_relevancy"
         for i, (item, result) in enumerate(zip(items, run.results, strict=True)):
             unit = _unit(item, i, item["labels"][SET_OF[judge]], result[f"{prefix}/score"])
-            units.append({**unit, "ratings": result[f"{prefix}/ratings"]})
+            units.append(
+                {
+                    **unit,
+                    "ratings": result[f"{prefix}/ratings"],
+                    "statement_p": result[f"{prefix}/statement_p_relevant"],
+                }
+            )
         return units
     prefix = FIELD[judge]
     for i, (item, result) in enumerate(zip(items, run.results, strict=True)):
@@ -227,6 +234,50 @@ def evaluate_judge(units: list[dict[str, Any]]) -> dict[str, Any]:
     return result
 
 
+# Widths of answer_relevancy's unsure band tried by `unsure_bands` (0: no unsure rating).
+BANDS = (0.0, 0.05, 0.10, 0.15, 0.20, 0.25, 0.30)
+
+
+def unsure_bands(
+    units: Sequence[dict[str, Any]], threshold: float, weight: float
+) -> list[dict[str, Any]]:
+    """answer_relevancy's row score recomputed from the statements' P(yes) for each band
+    width in BANDS: the share of statements rated unsure, and how well the score ranks
+    (ROC AUC, all rows) and separates (balanced accuracy and kappa on the report half, at
+    a score threshold fitted on the fit half) the rows' human relevance labels. The mean
+    statement P(yes), a score with no bands at all, is the last entry."""
+    out = []
+    for band in (*BANDS, None):
+        rescored, ratings = [], []
+        for u in units:
+            ps = u.get("statement_p") or []
+            if not ps or any(p is None for p in ps):
+                rescored.append({**u, "p_yes": None})
+                continue
+            if band is None:
+                score = float(np.mean(ps))
+            else:
+                rated = [rate_p(p, threshold, band) for p in ps]
+                ratings += rated
+                score = scoring.answer_relevancy(
+                    rated.count("yes"), rated.count("unsure"), len(rated), weight
+                )
+            rescored.append({**u, "p_yes": score})
+        fitted = fit_threshold([u for u in rescored if u["half"] == "fit"])
+        report = metrics([u for u in rescored if u["half"] == "report"], fitted)
+        out.append(
+            {
+                "band": band,
+                "score": "mean P(yes)" if band is None else "(yes + w·unsure) / n",
+                "unsure_share": ratings.count("unsure") / len(ratings) if ratings else None,
+                "auc_all_rows": metrics(rescored, 0.5).get("auc"),
+                "score_threshold": fitted,
+                "report_half_fitted": report,
+            }
+        )
+    return out
+
+
 def fmt(m: dict[str, Any], key: str) -> str:
     v = m.get(key)
     if not isinstance(v, dict) or v["value"] is None:
@@ -265,6 +316,24 @@ def render(report: dict[str, Any]) -> str:
         if "statement_ratings" in r:
             counts = ", ".join(f"{k} {v}" for k, v in r["statement_ratings"].items())
             lines.append(f"\n{judge}: statements rated {counts}")
+        if "unsure_bands" in r:
+            lines += [
+                "",
+                f"{judge}: unsure band width (score against the rows' relevance labels)",
+                "",
+                "| band | unsure share | ROC AUC, all rows | score threshold | balanced acc. "
+                "(report) | kappa (report) |",
+                "|---|---:|---|---:|---|---|",
+            ]
+            for b in r["unsure_bands"]:
+                name = "mean P(yes)" if b["band"] is None else f"{b['band']:.2f}"
+                share = "-" if b["unsure_share"] is None else f"{b['unsure_share']:.2f}"
+                auc = {"auc": b["auc_all_rows"]} if b["auc_all_rows"] else {}
+                m = b["report_half_fitted"]
+                lines.append(
+                    f"| {name} | {share} | {fmt(auc, 'auc')} | {b['score_threshold']:.3f} | "
+                    f"{fmt(m, 'balanced_accuracy')} | {fmt(m, 'kappa')} |"
+                )
     return "\n".join(lines)
 
 
@@ -322,7 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     started = time.perf_counter()
     report: dict[str, Any] = {"model": model.id, "rows_per_set": args.rows, "judges": {}}
-    all_units = []
+    all_units: list[dict[str, Any]] = []
     for judge in judges:
         t0 = time.perf_counter()
         units = collect(judge, load(judge, args.rows), backend)
@@ -331,6 +400,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if judge == "answer_relevancy":
             ratings = [r for u in units for r in u.get("ratings") or ()]
             result["statement_ratings"] = {k: ratings.count(k) for k in ("yes", "unsure", "no")}
+            thresholds = dict(model.entry.thresholds) if model.entry else {}
+            result["unsure_bands"] = unsure_bands(
+                units, thresholds.get(judge, 0.5), JudgeOptions().uncertainty_weight
+            )
         report["judges"][judge] = result
         all_units.extend({"judge": judge, **u} for u in units)
         print(f"{judge}: done in {result['seconds']:.0f} s", file=sys.stderr)
@@ -338,7 +411,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.units:
         args.units.write_text("".join(json.dumps(u) + "\n" for u in all_units))
     if args.write_thresholds:
-        fitted = {j: r["threshold"] for j, r in report["judges"].items() if j != "document_recall"}
+        # answer_relevancy's fitted value is a threshold on its row score, not on a
+        # verdict's P(yes): it is not a catalogue threshold.
+        fitted = {
+            j: r["threshold"]
+            for j, r in report["judges"].items()
+            if j not in ("document_recall", "answer_relevancy")
+        }
         write_thresholds(CATALOGUE, model.id, fitted)
         print(f"thresholds for {model.id} written to {CATALOGUE}", file=sys.stderr)
     print(json.dumps(report, indent=2) if args.json else render(report))

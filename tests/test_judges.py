@@ -190,6 +190,10 @@ def test_answer_relevancy_statements_and_score() -> None:
     ]
     assert row["response/llm_judged/answer_relevancy/ratings"] == ["yes", "unsure"]
     assert row["response/llm_judged/answer_relevancy/score"] == pytest.approx((1 + 0.3) / 2)
+    assert row["response/llm_judged/answer_relevancy/statement_p_relevant"] == [
+        pytest.approx(0.9),
+        pytest.approx(0.6),
+    ]
     assert fake.asked[0].labels == ("yes", "no")
 
 

@@ -161,6 +161,10 @@ class AnswerRelevancyJudge(LlmJudgeBase):
             f"{self.prefix}/statements": statements,
             f"{self.prefix}/ratings": ratings,
             f"{self.prefix}/probabilities": [round_prob(v.probability) for v in verdicts],
+            f"{self.prefix}/statement_p_relevant": [
+                round_prob(v.probabilities.get("yes")) if v.label is not None else None
+                for v in verdicts
+            ],
             f"{self.prefix}/rationales": [v.rationale for v in verdicts]
             if options.rationale
             else None,
@@ -186,7 +190,12 @@ def rate(verdict: Verdict, threshold: float) -> str | None:
     p_yes = verdict.probabilities.get("yes")
     if p_yes is None:
         return verdict.label
-    if abs(p_yes - threshold) < UNSURE_BAND:
+    return rate_p(p_yes, threshold)
+
+
+def rate_p(p_yes: float, threshold: float, band: float = UNSURE_BAND) -> str:
+    """yes / unsure / no from P(yes): unsure within `band` of the threshold."""
+    if abs(p_yes - threshold) < band:
         return "unsure"
     return "yes" if p_yes >= threshold else "no"
 
