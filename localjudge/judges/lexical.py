@@ -1,0 +1,51 @@
+"""Lexical support: how much of a text's content is found, word for word, in its evidence.
+
+A response that adds facts the passages do not hold nearly always adds words they do not
+hold: names, numbers, places, claims. groundedness blends this deterministic evidence with
+the model's statement verdicts (docs/agreement.md measures both: on the dev sets the
+default model's verdicts alone rank grounded and ungrounded responses near chance, the
+lexical share far better).
+
+Words are runs of letters or digits (any script), case-folded; English function words (the
+NLTK English stop-word list, below) are not content. Exact matching only: a paraphrase
+("purchased" for "bought") counts as not found, which is why the model's verdict is kept
+in the blend and why a threshold, not 1.0, decides.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# NLTK's English stop-word list (nltk_data corpora/stopwords/english) without its forms
+# with an apostrophe: "don't" is read as the words "don" and "t", both listed.
+_NLTK_ENGLISH = """
+    i me my myself we our ours ourselves you your yours yourself yourselves he him his
+    himself she her hers herself it its itself they them their theirs themselves what
+    which who whom this that these those am is are was were be been being have has had
+    having do does did doing a an the and but if or because as until while of at by for
+    with about against between into through during before after above below to from up
+    down in out on off over under again further then once here there when where why how
+    all any both each few more most other some such no nor not only own same so than too
+    very s t can will just don should now d ll m o re ve y ain aren couldn didn doesn
+    hadn hasn haven isn ma mightn mustn needn shan shouldn wasn weren won wouldn
+"""
+STOPWORDS = frozenset(_NLTK_ENGLISH.split())
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def content_words(text: str) -> list[str]:
+    """The text's content words, case-folded, in order (repeats kept)."""
+    return [w for w in _WORD.findall(text.casefold()) if w not in STOPWORDS]
+
+
+def lexical_support(text: str, evidence: Iterable[str]) -> tuple[float, list[str]]:
+    """(share of `text`'s content words that occur in `evidence`, the words that do not,
+    each once, in order of appearance). A text without content words is fully supported."""
+    known = set(_WORD.findall(" ".join(evidence).casefold()))
+    words = content_words(text)
+    if not words:
+        return 1.0, []
+    missing = [w for w in words if w not in known]
+    return 1.0 - len(missing) / len(words), list(dict.fromkeys(missing))

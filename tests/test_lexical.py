@@ -1,0 +1,52 @@
+"""judges/lexical.py: the deterministic half of groundedness."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from localjudge.judges.lexical import STOPWORDS, content_words, lexical_support
+
+
+def test_content_words_drop_function_words_and_fold_case() -> None:
+    assert content_words("The Eiffel Tower is in PARIS, isn't it?") == ["eiffel", "tower", "paris"]
+    assert content_words("Zürich hat 421 878 Einwohner_innen.") == [
+        "zürich",
+        "hat",
+        "421",
+        "878",
+        "einwohner",
+        "innen",
+    ]
+    assert content_words("It is what it is.") == []
+
+
+def test_lexical_support_counts_every_occurrence_and_lists_missing_words_once() -> None:
+    support, missing = lexical_support(
+        "Paris has 2 million people; Paris is old.", ["PARIS is the capital.", "It is old."]
+    )
+    # paris, 2, million, people, paris, old: 3 of 6 found
+    assert support == pytest.approx(0.5)
+    assert missing == ["2", "million", "people"]
+
+
+def test_no_content_words_is_full_support() -> None:
+    assert lexical_support("It is what it is.", ["anything"]) == (1.0, [])
+    assert lexical_support("", []) == (1.0, [])
+
+
+def test_stopwords_are_lower_case_single_words() -> None:
+    assert all(w == w.casefold() and w.isalpha() for w in STOPWORDS)
+    assert {"the", "is", "not", "don", "t"} <= STOPWORDS and "paris" not in STOPWORDS
+
+
+@given(st.text(max_size=200), st.lists(st.text(max_size=100), max_size=4))
+def test_support_is_a_share_and_text_in_its_evidence_is_fully_supported(
+    text: str, evidence: list[str]
+) -> None:
+    support, missing = lexical_support(text, evidence)
+    assert 0.0 <= support <= 1.0
+    assert len(set(missing)) == len(missing)
+    assert (support == 1.0) == (missing == [])
+    assert lexical_support(text, [*evidence, text]) == (1.0, [])
