@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -79,8 +80,10 @@ def test_groundedness_judges_each_statement_and_takes_the_least_supported() -> N
     assert len(fake.asked) == 2  # "Paris is the capital of France." / "It is on the Seine."
     assert row[f"{prefix}/statements"] == ["Paris is the capital of France.", "It is on the Seine."]
     assert row[f"{prefix}/statement_p_supported"] == [pytest.approx(0.9), pytest.approx(0.7)]
-    assert row[f"{prefix}/probability"] == pytest.approx(0.7)
-    assert row[f"{prefix}/rating"] == "yes"  # min P(yes) 0.7 >= 0.5
+    # Every content word (paris, capital, france, seine) is in the passages.
+    assert row[f"{prefix}/lexical_support"] == 1.0 and row[f"{prefix}/words_not_in_context"] == []
+    assert row[f"{prefix}/probability"] == pytest.approx(0.75 * 1.0 + 0.25 * 0.7)
+    assert row[f"{prefix}/rating"] == "yes"
     for req in fake.asked:
         user = req.prompt.user
         # shared prefix: request, every passage, the whole response; then one statement
@@ -97,20 +100,24 @@ def test_groundedness_judges_each_statement_and_takes_the_least_supported() -> N
     assert "It is on the Seine." in fake.asked[1].prompt.user[6].text
 
 
-@pytest.mark.parametrize(
-    ("answers", "threshold", "rating"),
-    [([("yes", 0.9), ("yes", 0.6)], 0.5, "yes"), ([("yes", 0.9), ("yes", 0.6)], 0.7, "no")],
-)
-def test_groundedness_threshold_applies_to_the_minimum(
-    answers: list[tuple[str, float]], threshold: float, rating: str
+@pytest.mark.parametrize(("threshold", "rating"), [(0.5, "yes"), (0.7, "no")])
+def test_groundedness_blends_lexical_support_with_the_least_supported_statement(
+    threshold: float, rating: str
 ) -> None:
+    prefix = "response/llm_judged/groundedness"
+    partly = replace(FULL, response="Paris is the capital of France. It has 3 million people.")
     opts = JudgeOptions(rationale=True, thresholds={"groundedness": threshold})
-    row, _ = run_one(["groundedness"], FULL, answers, opts)  # type: ignore[arg-type]
-    assert row["response/llm_judged/groundedness/rating"] == rating
-    p_chosen = row["response/llm_judged/groundedness/probability"]
-    assert p_chosen == pytest.approx(0.6 if rating == "yes" else 0.4)
-    rationale = row["response/llm_judged/groundedness/rationale"]
-    assert rationale == 'Least supported statement: "It is on the Seine." (P(supported) = 0.60).'
+    row, _ = run_one(["groundedness"], partly, [("yes", 0.9), ("yes", 0.6)], opts)
+    # paris, capital, france found; 3, million, people not: half the content words.
+    assert row[f"{prefix}/lexical_support"] == 0.5
+    assert row[f"{prefix}/words_not_in_context"] == ["3", "million", "people"]
+    p_yes = 0.75 * 0.5 + 0.25 * 0.6  # 0.525
+    assert row[f"{prefix}/rating"] == rating
+    assert row[f"{prefix}/probability"] == pytest.approx(p_yes if rating == "yes" else 1 - p_yes)
+    assert row[f"{prefix}/rationale"] == (
+        'Least supported statement: "It has 3 million people." (P(supported) = 0.60). '
+        "Words not found in the passages: 3, million, people (50% of the content words found)."
+    )
 
 
 def test_groundedness_error_in_one_statement_fails_the_row() -> None:

@@ -4,13 +4,20 @@ judge's material) followed by the judge's question.
 
 groundedness is decomposed: each statement of the response (the deterministic splitter of
 answer_relevancy) is judged on its own against the passages, after the whole response (for
-context: pronouns, what "it" refers to). The response is grounded when every statement is:
-its P(yes) is the smallest statement P(yes), and the rating is that value against the
-judge's threshold (`probability` is, as for every verdict, that of the chosen label;
-`statement_p_supported` lists each statement's P(yes)). The request, passages and response
-are a prefix shared by every statement (and by context_sufficiency and chunk 1's prompt),
-so a statement costs only its own text and the question. The rationale is written without
-the model: the least supported statement, quoted, and its P(yes).
+context: pronouns, what "it" refers to); the least supported statement's P(yes) is the
+model's part. The other part is lexical support (judges/lexical.py): the share of the
+response's content words found in the request or the passages. The row's P(grounded) is
+
+    LEXICAL_WEIGHT * lexical support + (1 - LEXICAL_WEIGHT) * min over statements P(yes)
+
+and the rating is that value against the judge's threshold (`probability` is, as for every
+verdict, that of the chosen label; `statement_p_supported` lists each statement's P(yes),
+`lexical_support` and `words_not_in_context` the other part). The weight was chosen on the
+fit half of the dev set (docs/agreement.md): the default model's statement verdicts alone
+rank grounded and ungrounded responses near chance there. The request, passages and
+response are a prefix shared by every statement (and by context_sufficiency and chunk 1's
+prompt), so a statement costs only its own text and the question. The rationale is written
+without the model: the least supported statement, quoted, and the words not found.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from localjudge.judges.base import (
     round_prob,
 )
 from localjudge.judges.kinds import RowJudge
+from localjudge.judges.lexical import lexical_support
 from localjudge.records import Record
 
 RELEVANCE_Q = "Does the response answer the request? Answer yes or no."
@@ -63,6 +71,10 @@ def _correctness(r: Record) -> list[Part]:
 def _guidelines(r: Record) -> list[Part]:
     listed = "\n".join(f"- {g}" for g in r.guidelines or ())
     return [request_part(r), response_part(r), fence("guidelines", listed), question(GUIDELINES_Q)]
+
+
+# Share of P(grounded) that comes from lexical support (see the module docstring).
+LEXICAL_WEIGHT = 0.75
 
 
 def statements(r: Record) -> list[str]:
@@ -103,22 +115,19 @@ class GroundednessJudge(LlmJudgeBase):
         texts = statements(record)
         probs = [v.probabilities.get("yes") if v.label is not None else None for v in verdicts]
         error = next((v.error for v in verdicts if v.error is not None), None)
+        evidence = [record.request, *(c.content or "" for c in record.retrieved_context or ())]
+        support, not_found = lexical_support(record.response or "", evidence)
         p: float | None = None
         label: str | None = None
         rationale: str | None = None
         if error is None and probs and all(x is not None for x in probs):
             known = [x for x in probs if x is not None]
             weakest = min(range(len(known)), key=known.__getitem__)
-            p = known[weakest]
+            p = LEXICAL_WEIGHT * support + (1.0 - LEXICAL_WEIGHT) * known[weakest]
             threshold = options.thresholds.get(self.name, 0.5)
             label = "yes" if p >= threshold else "no"
             if options.rationale:
-                quoted = _clip(texts[weakest])
-                rationale = (
-                    f'Least supported statement: "{quoted}" (P(supported) = {p:.2f}).'
-                    if len(texts) > 1
-                    else f'"{quoted}": P(supported) = {p:.2f}.'
-                )
+                rationale = _rationale(texts[weakest], known[weakest], support, not_found)
         # As for every verdict, `probability` is that of the chosen label.
         chosen = None if p is None else (p if label == "yes" else 1.0 - p)
         return {
@@ -129,6 +138,8 @@ class GroundednessJudge(LlmJudgeBase):
             f"{self.prefix}/truncated": any(v.truncated for v in verdicts),
             f"{self.prefix}/statements": texts,
             f"{self.prefix}/statement_p_supported": [round_prob(x) for x in probs],
+            f"{self.prefix}/lexical_support": round_prob(support),
+            f"{self.prefix}/words_not_in_context": not_found,
         }
 
     def metrics(self) -> list[Metric]:
@@ -138,8 +149,23 @@ class GroundednessJudge(LlmJudgeBase):
         return {
             "question": GROUNDEDNESS_Q,
             "splitter": "lines, then sentences; v1",
-            "combine": "P(yes) = min over statements; rating = P(yes) >= threshold",
+            "combine": (
+                f"P(yes) = {LEXICAL_WEIGHT} * lexical support + {1 - LEXICAL_WEIGHT:.2f} * min "
+                "over statements P(yes); rating = P(yes) >= threshold"
+            ),
+            "lexical support": "share of content words in request + passages; v1",
         }
+
+
+def _rationale(statement: str, p: float, support: float, not_found: Sequence[str]) -> str:
+    quoted = _clip(statement)
+    words = ", ".join(not_found[:8]) + (", \u2026" if len(not_found) > 8 else "")
+    found = (
+        f"Words not found in the passages: {words} ({support:.0%} of the content words found)."
+        if not_found
+        else "Every content word is found in the request or the passages."
+    )
+    return f'Least supported statement: "{quoted}" (P(supported) = {p:.2f}). {found}'
 
 
 def _clip(text: str, limit: int = 160) -> str:
