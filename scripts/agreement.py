@@ -21,7 +21,8 @@ Labels are read only to score; the judge never sees them or the row's source.
 
 answer_relevancy (opt-in) has no labelled set: its score is ranked against the row-level
 relevance labels of relevance_to_query.jsonl, and the share of statements rated yes /
-unsure / no is reported.
+unsure / no is reported. Its unsure band is measured by rescoring the same statement
+probabilities with every band width in BANDS (and with the plain mean P(yes)).
 """
 
 from __future__ import annotations
@@ -235,7 +236,7 @@ def evaluate_judge(units: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 # Widths of answer_relevancy's unsure band tried by `unsure_bands` (0: no unsure rating).
-BANDS = (0.0, 0.05, 0.10, 0.15, 0.20, 0.25, 0.30)
+BANDS = (0.0, 0.02, 0.05, 0.10, 0.15, 0.20, 0.25, 0.30)
 
 
 def unsure_bands(

@@ -190,7 +190,7 @@ def test_document_recall_needs_no_model() -> None:
 
 
 def test_answer_relevancy_statements_and_score() -> None:
-    row, fake = run_one(["answer_relevancy"], FULL, [("yes", 0.9), ("yes", 0.6)])
+    row, fake = run_one(["answer_relevancy"], FULL, [("yes", 0.9), ("yes", 0.51)])
     assert row["response/llm_judged/answer_relevancy/statements"] == [
         "Paris is the capital of France.",
         "It is on the Seine.",
@@ -199,7 +199,7 @@ def test_answer_relevancy_statements_and_score() -> None:
     assert row["response/llm_judged/answer_relevancy/score"] == pytest.approx((1 + 0.3) / 2)
     assert row["response/llm_judged/answer_relevancy/statement_p_relevant"] == [
         pytest.approx(0.9),
-        pytest.approx(0.6),
+        pytest.approx(0.51),
     ]
     assert fake.asked[0].labels == ("yes", "no")
 
@@ -207,10 +207,10 @@ def test_answer_relevancy_statements_and_score() -> None:
 @pytest.mark.parametrize(
     ("answer", "rating"),
     [
-        (("yes", 0.66), "yes"),
-        (("yes", 0.64), "unsure"),
-        (("no", 0.64), "unsure"),
-        (("no", 0.66), "no"),
+        (("yes", 0.53), "yes"),
+        (("yes", 0.51), "unsure"),
+        (("no", 0.51), "unsure"),
+        (("no", 0.53), "no"),
     ],
 )
 def test_answer_relevancy_unsure_band(answer: tuple[str, float], rating: str) -> None:

@@ -32,7 +32,9 @@ from localjudge.records import Record
 
 LABELS: tuple[str, ...] = ("yes", "no")
 RATINGS: tuple[str, ...] = ("yes", "unsure", "no")
-UNSURE_BAND = 0.15
+# Chosen on the default model's statement probabilities (docs/agreement.md): they lie between
+# 0.36 and 0.69, so a wide band would rate nearly every statement unsure.
+UNSURE_BAND = 0.02
 
 STATEMENT_Q = (
     "Is the statement above relevant to the request: does it help to answer it? Answer "
