@@ -82,6 +82,18 @@ def run_cli(
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
+def run_script(script: Path, *args: str | Path) -> Result:
+    """Run one of scripts/*.py with ARGS in a subprocess, from the repository root."""
+    proc = subprocess.run(
+        [sys.executable, str(script), *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=1800,
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
 def assert_clean_stderr(stderr: str) -> None:
     """No traceback and no llama.cpp log line reached the terminal."""
     assert "Traceback" not in stderr, stderr

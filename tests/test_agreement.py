@@ -6,8 +6,6 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import json
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -17,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.conftest import LLAMA_NOISE, REPO, SMALL_MODEL
+from tests.conftest import LLAMA_NOISE, REPO, SMALL_MODEL, run_script
 
 SCRIPT = REPO / "scripts" / "agreement.py"
 
@@ -127,26 +125,19 @@ def test_unsure_bands_rescore_answer_relevancy_from_statement_probabilities() ->
 @pytest.mark.model
 def test_agreement_script_runs_through_llama_cpp(small_model: Path, tmp_path: Path) -> None:
     units_path = tmp_path / "units.jsonl"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(SCRIPT),
-            "--model",
-            SMALL_MODEL,
-            "--rows",
-            "4",
-            "--judges",
-            "correctness,chunk_relevance,answer_relevancy,document_recall",
-            "--units",
-            str(units_path),
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=1800,
+    proc = run_script(
+        SCRIPT,
+        "--model",
+        SMALL_MODEL,
+        "--rows",
+        "4",
+        "--judges",
+        "correctness,chunk_relevance,answer_relevancy,document_recall",
+        "--units",
+        units_path,
+        "--json",
     )
-    assert proc.returncode == 0, proc.stderr
+    assert proc.code == 0, proc.stderr
     assert not any(line.startswith(LLAMA_NOISE) for line in proc.stderr.splitlines())
     report = json.loads(proc.stdout)
     assert report["model"] == SMALL_MODEL and report["rows_per_set"] == 4

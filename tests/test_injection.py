@@ -14,8 +14,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -26,7 +24,14 @@ from localjudge.engine.llama import LlamaBackend
 from localjudge.judges import BUILTIN, JudgeOptions, guard, select
 from localjudge.records import Chunk, Record, read_records
 
-from .conftest import LLAMA_NOISE, REPO, SMALL_MODEL, assert_clean_stderr, run_cli
+from .conftest import (
+    LLAMA_NOISE,
+    REPO,
+    SMALL_MODEL,
+    assert_clean_stderr,
+    run_cli,
+    run_script,
+)
 
 DATA = REPO / "tests" / "data" / "injection.jsonl"
 HOLDOUT = REPO / "tests" / "data" / "injection_holdout.jsonl"
@@ -156,25 +161,18 @@ def test_special_tokens_in_user_text_are_text(
 
 @pytest.mark.model
 def test_injection_script_reports_every_judge(small_model: Path) -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(SCRIPT),
-            "--model",
-            SMALL_MODEL,
-            "--no-rationale",
-            "--json",
-            "--bases-per-judge",
-            "1",
-            "--kinds",
-            "ignore-instructions,chat-special-tokens",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=1800,
+    proc = run_script(
+        SCRIPT,
+        "--model",
+        SMALL_MODEL,
+        "--no-rationale",
+        "--json",
+        "--bases-per-judge",
+        "1",
+        "--kinds",
+        "ignore-instructions,chat-special-tokens",
     )
-    assert proc.returncode == 0, proc.stderr
+    assert proc.code == 0, proc.stderr
     assert not any(line.startswith(LLAMA_NOISE) for line in proc.stderr.splitlines())
     report = json.loads(proc.stdout)
     assert report["model"]["file"] == small_model.name
