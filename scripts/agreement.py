@@ -103,17 +103,17 @@ def collect(
         for i, (item, rec) in enumerate(zip(items, records, strict=True)):
             retrieved = [c.doc_uri for c in rec.retrieved_context or () if c.doc_uri]
             recall = scoring.document_recall(rec.expected_retrieved_context or (), retrieved)
-            units.append(_unit(item, i, item["labels"][judge], 1.0 if recall == 1.0 else 0.0))
+            units.append(unit(item, i, item["labels"][judge], 1.0 if recall == 1.0 else 0.0))
         return units
     assert backend is not None
     run = api.evaluate(records, backend, select([judge]), JudgeOptions(rationale=False))
     if judge == "answer_relevancy":
         prefix = "response/llm_judged/answer_relevancy"
         for i, (item, result) in enumerate(zip(items, run.results, strict=True)):
-            unit = _unit(item, i, item["labels"][SET_OF[judge]], result[f"{prefix}/score"])
+            scored = unit(item, i, item["labels"][SET_OF[judge]], result[f"{prefix}/score"])
             units.append(
                 {
-                    **unit,
+                    **scored,
                     "ratings": result[f"{prefix}/ratings"],
                     "statement_p": result[f"{prefix}/statement_p_relevant"],
                 }
@@ -125,10 +125,10 @@ def collect(
             ratings = result[f"{prefix}/ratings"]
             probs = result[f"{prefix}/probabilities"]
             for label, rating, prob in zip(item["labels"][judge], ratings, probs, strict=True):
-                units.append(_unit(item, i, label, p_yes(rating, prob)))
+                units.append(unit(item, i, label, p_yes(rating, prob)))
         else:
             units.append(
-                _unit(
+                unit(
                     item,
                     i,
                     item["labels"][judge],
@@ -138,7 +138,8 @@ def collect(
     return units
 
 
-def _unit(item: dict[str, Any], index: int, label: str, p: float | None) -> dict[str, Any]:
+def unit(item: dict[str, Any], index: int, label: str, p: float | None) -> dict[str, Any]:
+    """A scored unit: row index, half (by parity), source dataset, label (1 = yes), P(yes)."""
     return {
         "row": index,
         "half": "fit" if index % 2 == 0 else "report",
