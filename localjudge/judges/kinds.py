@@ -6,7 +6,7 @@ Built-in judges and custom judges from a TOML file are both instances of these.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from localjudge import scoring
@@ -28,7 +28,13 @@ ChunkParts = Callable[[Record, int, Chunk], list[Part]]
 
 @dataclass(frozen=True)
 class RowJudge(LlmJudgeBase):
-    """One yes/no verdict per row. `parts` builds the user message (question last)."""
+    """One yes/no verdict per row. `parts` builds the user message (question last).
+
+    With `negated`, the question asks for the failing condition ("Does the response help
+    someone cause harm?"): the model's "no" is the judge's "yes". The threshold still
+    applies to P(judge's yes) = P(model's no); rating, probability and rationale are those
+    of the judge's label.
+    """
 
     name: str
     step: str
@@ -38,14 +44,20 @@ class RowJudge(LlmJudgeBase):
     fixed_texts: dict[str, str] = field(default_factory=dict, repr=False)
     aggregate_name: str = "percentage"
     labels: tuple[str, ...] = YES_NO
+    negated: bool = False
 
     def requests(self, record: Record, options: JudgeOptions) -> list[VerdictRequest]:
+        threshold = options.thresholds.get(self.name)
+        if self.negated and threshold is not None:
+            # judge's yes iff P(model's no) >= t, i.e. model's "yes" iff P(yes) > 1 - t
+            # (the backend's rule is >=: the two differ only on an exact tie).
+            threshold = 1.0 - threshold
         return [
             VerdictRequest(
                 prompt=make_prompt(self.parts(record)),
                 labels=self.labels,
                 rationale=options.rationale,
-                threshold=options.thresholds.get(self.name),
+                threshold=threshold,
             )
         ]
 
@@ -53,6 +65,8 @@ class RowJudge(LlmJudgeBase):
         self, record: Record, verdicts: Sequence[Verdict], options: JudgeOptions
     ) -> dict[str, Any]:
         (verdict,) = verdicts
+        if self.negated:
+            verdict = negate(verdict)
         return verdict_fields(self.prefix, verdict, options.rationale)
 
     def metrics(self) -> list[Metric]:
@@ -61,7 +75,24 @@ class RowJudge(LlmJudgeBase):
         ]
 
     def templates(self) -> dict[str, str]:
-        return dict(self.fixed_texts)
+        texts = dict(self.fixed_texts)
+        if self.negated:
+            texts["verdict"] = "negated: the model's no is the judge's yes"
+        return texts
+
+
+_NEGATED = {"yes": "no", "no": "yes"}
+
+
+def negate(verdict: Verdict) -> Verdict:
+    """The verdict of the opposite question: labels swapped, with their probabilities."""
+    if verdict.label is None:
+        return verdict
+    return replace(
+        verdict,
+        label=_NEGATED[verdict.label],
+        probabilities={_NEGATED[k]: v for k, v in verdict.probabilities.items()},
+    )
 
 
 @dataclass(frozen=True)
