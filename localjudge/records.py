@@ -14,6 +14,7 @@ import codecs
 import csv
 import io
 import json
+import re
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -207,6 +208,34 @@ def _parse_jsonl(name: str, data: bytes) -> tuple[list[Record | BadRecord], int]
     return rows, blank
 
 
+# The deepest nesting of arrays and objects accepted in a row. json.loads's own limit
+# depends on how deep the caller's stack already is, so a line near it could parse in one
+# program and fail in another; this fixed limit, far above what any row needs, gives the
+# same answer everywhere.
+MAX_DEPTH = 200
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _too_deep(text: str) -> bool:
+    """Whether arrays and objects nest deeper than MAX_DEPTH in `text` (strings skipped)."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False
+    depth = 0
+    for match in _BRACKET.finditer(_JSON_STRING.sub("", text)):
+        depth += 1 if match.group() in "[{" else -1
+        if depth > MAX_DEPTH:
+            return True
+    return False
+
+
+def _loads(text: str) -> Any:
+    """json.loads, with nesting beyond MAX_DEPTH refused as a RecursionError."""
+    if _too_deep(text):
+        raise RecursionError("nested too deeply")
+    return json.loads(text)
+
+
 def _json_error(exc: ValueError | RecursionError) -> str:
     if isinstance(exc, json.JSONDecodeError):
         return f"not valid JSON ({exc.msg} at column {exc.colno})"
@@ -218,7 +247,7 @@ def _json_error(exc: ValueError | RecursionError) -> str:
 
 def _parse_json_line(number: int, line: str) -> Record | BadRecord:
     try:
-        obj = json.loads(line)
+        obj = _loads(line)
     except (ValueError, RecursionError) as exc:
         return _bad(number, None, None, _json_error(exc))
     return _validate_or_bad(number, obj)
@@ -226,7 +255,7 @@ def _parse_json_line(number: int, line: str) -> Record | BadRecord:
 
 def _parse_json_array(name: str, text: str) -> list[Record | BadRecord]:
     try:
-        data = json.loads(text)
+        data = _loads(text)
     except json.JSONDecodeError as exc:
         raise InputFileError(
             f"{name}: not a valid JSON array ({exc.msg} at line {exc.lineno}, column {exc.colno})"
@@ -276,7 +305,7 @@ def _csv_row(line: int, row: Mapping[str | None, Any]) -> Record | BadRecord:
             continue
         if key in _JSON_CELL_FIELDS:
             try:
-                obj[key] = json.loads(cell)
+                obj[key] = _loads(cell)
             except (ValueError, RecursionError):
                 return _bad(line, None, key, "expected a JSON list in this CSV cell")
         else:

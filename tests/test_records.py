@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from localjudge.errors import InputFileError
-from localjudge.records import BadRecord, Chunk, Record, read_records
+from localjudge.records import MAX_DEPTH, BadRecord, Chunk, Record, read_records
+
+T = TypeVar("T")
 
 
 def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
@@ -133,6 +137,32 @@ def test_deep_nesting_is_a_bad_line(tmp_path: Path) -> None:
     rs = read_records(write(tmp_path, "a.jsonl", deep + "\n" + json.dumps({"request": "q"})))
     assert isinstance(rs.rows[0], BadRecord)
     assert isinstance(rs.rows[1], Record)
+
+
+def _at_stack_depth(depth: int, fn: Callable[[], T]) -> T:
+    return fn() if depth == 0 else _at_stack_depth(depth - 1, fn)
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH, MAX_DEPTH + 1, 990])
+def test_nesting_limit_does_not_depend_on_the_callers_stack(tmp_path: Path, depth: int) -> None:
+    # json.loads alone accepts 990 levels from a shallow stack and refuses them from a deep
+    # one; the fixed limit gives one answer everywhere.
+    path = write(tmp_path, "a.jsonl", "[" * depth + "]" * depth + "\n")
+    expected = (
+        "line 1: expected a JSON object, got a list"
+        if depth <= MAX_DEPTH
+        else "line 1: not valid JSON (nested too deeply)"
+    )
+    for stack in (0, 400):
+        (row,) = _at_stack_depth(stack, lambda: read_records(path)).rows
+        assert isinstance(row, BadRecord) and row.error == expected
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting(tmp_path: Path) -> None:
+    text = "[" * (MAX_DEPTH + 5) + '"] ' + '\\"' * 3 + '"'
+    rs = read_records(write(tmp_path, "a.jsonl", json.dumps({"request": text}) + "\n"))
+    (row,) = rs.rows
+    assert isinstance(row, Record) and row.request == text
 
 
 def test_bom_and_crlf(tmp_path: Path) -> None:
