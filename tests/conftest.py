@@ -4,11 +4,13 @@ is seen exactly as a user's terminal would see it."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -80,6 +82,17 @@ def run_cli(
         timeout=1800,
     )
     return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def load_script(name: str) -> ModuleType:
+    """Import scripts/NAME.py as a module (scripts/ is on the path, for their own imports)."""
+    if str(REPO / "scripts") not in sys.path:
+        sys.path.insert(0, str(REPO / "scripts"))
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def run_script(script: Path, *args: str | Path) -> Result:

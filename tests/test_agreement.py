@@ -3,11 +3,9 @@ unsure-band measurement of answer_relevancy, and one real run through llama.cpp.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -15,20 +13,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.conftest import LLAMA_NOISE, REPO, SMALL_MODEL, run_script
+from tests.conftest import LLAMA_NOISE, REPO, SMALL_MODEL, load_script, run_script
 
 SCRIPT = REPO / "scripts" / "agreement.py"
 
 
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("agreement", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-agreement = _load()
+agreement = load_script("agreement")
 
 
 @given(

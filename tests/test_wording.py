@@ -3,11 +3,8 @@ candidates read the other way, and one real run through llama.cpp."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -18,21 +15,12 @@ from localjudge.judges import BUILTIN
 from localjudge.judges.base import SYSTEM
 from localjudge.judges.kinds import RowJudge
 from localjudge.records import validate_row
-from tests.conftest import LLAMA_NOISE, REPO, SMALL_MODEL, run_script
+from tests.conftest import LLAMA_NOISE, REPO, SMALL_MODEL, load_script, run_script
 
 SCRIPT = REPO / "scripts" / "wording.py"
 
 
-def _load() -> ModuleType:
-    sys.path.insert(0, str(REPO / "scripts"))
-    spec = importlib.util.spec_from_file_location("wording", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-wording = _load()
+wording = load_script("wording")
 
 
 def _item(request: str, response: str, label: str) -> dict[str, Any]:
