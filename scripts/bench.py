@@ -146,7 +146,7 @@ def render_plain(backend: LlamaBackend, prompt: Prompt) -> str:
 def run_plain(
     backend: LlamaBackend, per_row: Sequence[Sequence[VerdictRequest]], rationale_tokens: int
 ) -> dict[str, Any]:
-    from llama_cpp import LlamaGrammar
+    from llama_cpp.llama_grammar import LlamaGrammar
 
     llm = backend._llm
     grammars: dict[tuple[str, ...], Any] = {}

@@ -4,5 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --dev
 .venv/bin/ruff check localjudge tests scripts
-.venv/bin/mypy localjudge
+.venv/bin/mypy localjudge scripts tests
 .venv/bin/python -m pytest "$@"

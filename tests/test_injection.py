@@ -203,7 +203,15 @@ def test_eval_reports_what_the_guard_removed(small_model: Path, tmp_path: Path) 
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     out = tmp_path / "out"
-    common = ["eval", data, "--model", small_model, "--judges", "safety", "--no-rationale"]
+    common: list[str | Path] = [
+        "eval",
+        data,
+        "--model",
+        small_model,
+        "--judges",
+        "safety",
+        "--no-rationale",
+    ]
     result = run_cli(*common, "--out", out)
     assert result.code == 0, result.stderr
     assert_clean_stderr(result.stderr)
