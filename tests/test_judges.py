@@ -210,10 +210,61 @@ def test_chunk_verdict_error_leaves_scores_null() -> None:
 
 
 def test_context_sufficiency_uses_expected_facts() -> None:
-    r = rec(retrieved_context=(Chunk("c", None),), expected_facts=("fact one",))
-    row, fake = run_one(["context_sufficiency"], r, ["yes"])
-    assert row["retrieval/llm_judged/context_sufficiency/rating"] == "yes"
+    r = rec(retrieved_context=(Chunk("The first fact.", None),), expected_facts=("fact one",))
+    row, fake = run_one(["context_sufficiency"], r, [("yes", 0.8)])
+    prefix = "retrieval/llm_judged/context_sufficiency"
     assert "- fact one" in fake.asked[0].prompt.user_text()
+    # "fact" is in the passage, "one" is not (and is not a stop word).
+    assert row[f"{prefix}/answer_recall"] == 0.5
+    assert row[f"{prefix}/words_not_in_context"] == ["one"]
+    assert row[f"{prefix}/rating"] == "yes"  # 0.5 * 0.5 + 0.5 * 0.8 = 0.65
+
+
+@pytest.mark.parametrize(("threshold", "rating"), [(0.6, "yes"), (0.7, "no")])
+def test_context_sufficiency_blends_answer_recall_with_the_model(
+    threshold: float, rating: str
+) -> None:
+    prefix = "retrieval/llm_judged/context_sufficiency"
+    r = replace(FULL, expected_response="Paris, on the Loire")
+    opts = JudgeOptions(rationale=True, thresholds={"context_sufficiency": threshold})
+    row, fake = run_one(["context_sufficiency"], r, [("yes", 0.8)], opts)
+    (req,) = fake.asked
+    # The blend decides, so the model is asked for neither a rationale nor a label at the
+    # judge's threshold.
+    assert req.rationale is False and req.threshold is None
+    assert req.prompt.user[-1].text.startswith("Question: Do the passages contain")
+    # paris found, loire not ("on", "the" are stop words).
+    assert row[f"{prefix}/answer_recall"] == 0.5
+    assert row[f"{prefix}/words_not_in_context"] == ["loire"]
+    assert row[f"{prefix}/model_p_yes"] == pytest.approx(0.8)
+    p_yes = 0.5 * 0.5 + 0.5 * 0.8  # 0.65
+    assert row[f"{prefix}/rating"] == rating
+    assert row[f"{prefix}/probability"] == pytest.approx(p_yes if rating == "yes" else 1 - p_yes)
+    assert row[f"{prefix}/rationale"] == (
+        "Words of the expected answer not found in the passages: loire (50% of its content "
+        "words found). The model's P(sufficient) = 0.80."
+    )
+
+
+@pytest.mark.parametrize("answer", ["yes", "No.", "True"])
+def test_context_sufficiency_leaves_yes_no_answers_to_the_model(answer: str) -> None:
+    prefix = "retrieval/llm_judged/context_sufficiency"
+    opts = JudgeOptions(rationale=True, thresholds={"context_sufficiency": 0.6})
+    row, _ = run_one(
+        ["context_sufficiency"], replace(FULL, expected_response=answer), [("no", 0.7)], opts
+    )
+    assert row[f"{prefix}/answer_recall"] is None
+    assert row[f"{prefix}/rating"] == "no"  # P(yes) = 0.3, the model's alone
+    assert row[f"{prefix}/probability"] == pytest.approx(0.7)
+    assert row[f"{prefix}/rationale"].startswith("The expected answer is only yes/no")
+
+
+def test_context_sufficiency_model_error_leaves_no_rating() -> None:
+    prefix = "retrieval/llm_judged/context_sufficiency"
+    row, _ = run_one(["context_sufficiency"], FULL, [Verdict.failed("model error: boom")])
+    assert row[f"{prefix}/rating"] is None and row[f"{prefix}/probability"] is None
+    assert row[f"{prefix}/error_message"] == "model error: boom"
+    assert row[f"{prefix}/answer_recall"] == 1.0  # the words are still reported
 
 
 def test_document_recall_needs_no_model() -> None:

@@ -1,4 +1,4 @@
-"""judges/lexical.py: the deterministic half of groundedness."""
+"""judges/lexical.py: the deterministic half of groundedness and context_sufficiency."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from localjudge.judges.lexical import STOPWORDS, content_words, lexical_support
+from localjudge.judges.lexical import STOPWORDS, answer_recall, content_words, lexical_support
 
 
 def test_content_words_drop_function_words_and_fold_case() -> None:
@@ -50,3 +50,21 @@ def test_support_is_a_share_and_text_in_its_evidence_is_fully_supported(
     assert len(set(missing)) == len(missing)
     assert (support == 1.0) == (missing == [])
     assert lexical_support(text, [*evidence, text]) == (1.0, [])
+
+
+def test_answer_recall_looks_for_the_expected_answer_in_the_passages() -> None:
+    assert answer_recall("The Argand lamp", ["An Argand lamp burns oil.", "Other text."]) == (
+        1.0,
+        [],
+    )
+    assert answer_recall("8,211 at the 2010 census", ["The 2010 census counted 8,211."]) == (
+        1.0,
+        [],
+    )
+    recall, missing = answer_recall("Craig v. Boren", ["Boren was a senator."])
+    assert recall == pytest.approx(1 / 3) and missing == ["craig", "v"]
+
+
+@pytest.mark.parametrize("answer", ["yes", "No", "TRUE.", "false", "", "It is."])
+def test_answer_recall_has_nothing_to_find_in_a_yes_no_answer(answer: str) -> None:
+    assert answer_recall(answer, ["yes no true false"]) == (None, [])

@@ -49,3 +49,18 @@ def lexical_support(text: str, evidence: Iterable[str]) -> tuple[float, list[str
         return 1.0, []
     missing = [w for w in words if w not in known]
     return 1.0 - len(missing) / len(words), list(dict.fromkeys(missing))
+
+
+# Words that only answer a yes/no question ("no" is already a stop word): an expected answer
+# made of them names nothing that passages could contain word for word.
+POLAR_WORDS = frozenset({"yes", "true", "false"})
+
+
+def answer_recall(expected: str, passages: Iterable[str]) -> tuple[float | None, list[str]]:
+    """(share of the expected answer's content words that occur in the passages, the words
+    that do not). None when the answer has no content words beyond yes/no/true/false: then
+    the words say nothing about whether the passages suffice."""
+    words = [w for w in content_words(expected) if w not in POLAR_WORDS]
+    if not words:
+        return None, []
+    return lexical_support(" ".join(words), passages)

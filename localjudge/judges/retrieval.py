@@ -1,5 +1,21 @@
 """The retrieval judges: chunk_relevance (and context_position and context_precision,
 derived from the same chunk verdicts), context_sufficiency, and document_recall (no model).
+
+context_sufficiency blends two kinds of evidence, as groundedness does: the model's P(yes)
+to "Do the passages contain the expected answer?" and answer recall, the share of the
+expected answer's content words found word for word in the passages (judges/lexical.py).
+The row's P(sufficient) is
+
+    ANSWER_WEIGHT * answer recall + (1 - ANSWER_WEIGHT) * model P(yes)
+
+and the rating is that value against the judge's threshold. An expected answer with no
+content words beyond yes/no/true/false (the answer to a yes/no question) names nothing to
+look for: the model's P(yes) alone is the row's P. Recall over exact words is strong
+evidence when the expected answer is a name, a number or a short phrase (a fact the
+passages do not state rarely leaves all of its words behind) and weaker when the expected
+response is a paraphrase, which is why the model keeps half of the say; docs/agreement.md
+measures both parts and the blend. The rationale is written without the model: the words
+not found and the model's P(yes).
 """
 
 from __future__ import annotations
@@ -14,12 +30,15 @@ from localjudge.judges.base import (
     JudgeOptions,
     Metric,
     expected_part,
+    make_prompt,
     passage_part,
     passages,
     question,
     request_part,
+    round_prob,
 )
 from localjudge.judges.kinds import ChunkJudge, RowJudge
+from localjudge.judges.lexical import answer_recall
 from localjudge.records import Chunk, Record
 
 CHUNK_RELEVANCE_Q = "Is passage {n} relevant to the request? Answer yes or no."
@@ -42,7 +61,77 @@ chunk_relevance = ChunkJudge(
     fixed_texts={"question": CHUNK_RELEVANCE_Q},
 )
 
-context_sufficiency = RowJudge(
+# Share of P(sufficient) that comes from answer recall (see the module docstring).
+ANSWER_WEIGHT = 0.5
+
+
+@dataclass(frozen=True)
+class SufficiencyJudge(RowJudge):
+    """context_sufficiency: the model's verdict blended with the expected answer's recall."""
+
+    def requests(self, record: Record, options: JudgeOptions) -> list[VerdictRequest]:
+        # The model's label is not the judge's (the blend decides), so no threshold, and
+        # no rationale: it would argue for a verdict the blend may overturn.
+        return [VerdictRequest(prompt=make_prompt(self.parts(record)), labels=self.labels)]
+
+    def fields(
+        self, record: Record, verdicts: Sequence[Verdict], options: JudgeOptions
+    ) -> dict[str, Any]:
+        (verdict,) = verdicts
+        recall, not_found = answer_recall(
+            record.expected_text() or "", [c.content or "" for c in record.retrieved_context or ()]
+        )
+        model_p = verdict.probabilities.get("yes") if verdict.label is not None else None
+        p: float | None = None
+        label: str | None = None
+        rationale: str | None = None
+        if verdict.error is None and model_p is not None:
+            p = (
+                model_p
+                if recall is None
+                else (ANSWER_WEIGHT * recall + (1.0 - ANSWER_WEIGHT) * model_p)
+            )
+            label = "yes" if p >= options.thresholds.get(self.name, 0.5) else "no"
+            if options.rationale:
+                rationale = _sufficiency_rationale(recall, not_found, model_p)
+        chosen = None if p is None else (p if label == "yes" else 1.0 - p)
+        return {
+            f"{self.prefix}/rating": label,
+            f"{self.prefix}/rationale": rationale,
+            f"{self.prefix}/probability": round_prob(chosen),
+            f"{self.prefix}/error_message": verdict.error,
+            f"{self.prefix}/truncated": verdict.truncated,
+            f"{self.prefix}/model_p_yes": round_prob(model_p),
+            f"{self.prefix}/answer_recall": round_prob(recall),
+            f"{self.prefix}/words_not_in_context": not_found,
+        }
+
+    def templates(self) -> dict[str, str]:
+        return {
+            **self.fixed_texts,
+            "combine": (
+                f"P(yes) = {ANSWER_WEIGHT} * answer recall + {1 - ANSWER_WEIGHT:.2f} * model "
+                "P(yes), model P(yes) alone when the answer is only yes/no/true/false; "
+                "rating = P(yes) >= threshold"
+            ),
+            "answer recall": "share of the expected answer's content words in the passages; v1",
+        }
+
+
+def _sufficiency_rationale(recall: float | None, not_found: Sequence[str], model_p: float) -> str:
+    model = f"The model's P(sufficient) = {model_p:.2f}."
+    if recall is None:
+        return f"The expected answer is only yes/no, so the model alone decides. {model}"
+    if not not_found:
+        return f"Every content word of the expected answer is found in the passages. {model}"
+    words = ", ".join(not_found[:8]) + (", \u2026" if len(not_found) > 8 else "")
+    return (
+        f"Words of the expected answer not found in the passages: {words} "
+        f"({recall:.0%} of its content words found). {model}"
+    )
+
+
+context_sufficiency = SufficiencyJudge(
     name="context_sufficiency",
     step="retrieval",
     needs=("request", "retrieved_context", "expected"),
