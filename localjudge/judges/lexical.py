@@ -15,7 +15,7 @@ in the blend and why a threshold, not 1.0, decides.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 # NLTK's English stop-word list (nltk_data corpora/stopwords/english) without its forms
 # with an apostrophe: "don't" is read as the words "don" and "t", both listed.
@@ -49,6 +49,11 @@ def lexical_support(text: str, evidence: Iterable[str]) -> tuple[float, list[str
         return 1.0, []
     missing = [w for w in words if w not in known]
     return 1.0 - len(missing) / len(words), list(dict.fromkeys(missing))
+
+
+def listed(words: Sequence[str], limit: int = 8) -> str:
+    """The first `limit` words, comma-separated, with an ellipsis if there are more."""
+    return ", ".join(words[:limit]) + (", \u2026" if len(words) > limit else "")
 
 
 # Words that only answer a yes/no question ("no" is already a stop word): an expected answer

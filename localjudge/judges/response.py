@@ -58,7 +58,7 @@ from localjudge.judges.base import (
     round_prob,
 )
 from localjudge.judges.kinds import RowJudge, negate
-from localjudge.judges.lexical import lexical_support
+from localjudge.judges.lexical import lexical_support, listed
 from localjudge.records import Record
 
 RELEVANCE_Q = "Is the response on topic for the request? Answer yes or no."
@@ -85,8 +85,8 @@ def _correctness(r: Record) -> list[Part]:
 
 
 def _guidelines(r: Record) -> list[Part]:
-    listed = "\n".join(f"- {g}" for g in r.guidelines or ())
-    return [request_part(r), response_part(r), fence("guidelines", listed), question(GUIDELINES_Q)]
+    items = "\n".join(f"- {g}" for g in r.guidelines or ())
+    return [request_part(r), response_part(r), fence("guidelines", items), question(GUIDELINES_Q)]
 
 
 # Share of P(grounded) that comes from lexical support (see the module docstring).
@@ -175,7 +175,7 @@ class GroundednessJudge(LlmJudgeBase):
 
 def _rationale(statement: str, p: float, support: float, not_found: Sequence[str]) -> str:
     quoted = _clip(statement)
-    words = ", ".join(not_found[:8]) + (", \u2026" if len(not_found) > 8 else "")
+    words = listed(not_found)
     found = (
         f"Words not found in the passages: {words} ({support:.0%} of the content words found)."
         if not_found

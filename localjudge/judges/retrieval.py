@@ -38,7 +38,7 @@ from localjudge.judges.base import (
     round_prob,
 )
 from localjudge.judges.kinds import ChunkJudge, RowJudge
-from localjudge.judges.lexical import answer_recall
+from localjudge.judges.lexical import answer_recall, listed
 from localjudge.records import Chunk, Record
 
 CHUNK_RELEVANCE_Q = "Is passage {n} relevant to the request? Answer yes or no."
@@ -124,7 +124,7 @@ def _sufficiency_rationale(recall: float | None, not_found: Sequence[str], model
         return f"The expected answer is only yes/no, so the model alone decides. {model}"
     if not not_found:
         return f"Every content word of the expected answer is found in the passages. {model}"
-    words = ", ".join(not_found[:8]) + (", \u2026" if len(not_found) > 8 else "")
+    words = listed(not_found)
     return (
         f"Words of the expected answer not found in the passages: {words} "
         f"({recall:.0%} of its content words found). {model}"
