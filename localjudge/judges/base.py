@@ -208,6 +208,27 @@ def verdict_fields(prefix: str, verdict: Verdict, rationale: bool) -> dict[str, 
     }
 
 
+def score_fields(
+    prefix: str,
+    p_yes: float | None,
+    label: str | None,
+    rationale: str | None,
+    error: str | None,
+    truncated: bool,
+) -> dict[str, Any]:
+    """The per-verdict fields of a judge whose P(yes) is computed, not read off one verdict
+    (groundedness, safety, context_sufficiency). As for every verdict, `probability` is
+    that of the chosen label."""
+    chosen = None if p_yes is None else (p_yes if label == "yes" else 1.0 - p_yes)
+    return {
+        f"{prefix}/rating": label,
+        f"{prefix}/rationale": rationale,
+        f"{prefix}/probability": _round(chosen),
+        f"{prefix}/error_message": error,
+        f"{prefix}/truncated": truncated,
+    }
+
+
 def _round(p: float | None) -> float | None:
     # Probabilities are reported to 6 decimals: enough to rank, stable to print.
     return None if p is None else round(p, 6)

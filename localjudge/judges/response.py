@@ -56,6 +56,7 @@ from localjudge.judges.base import (
     request_part,
     response_part,
     round_prob,
+    score_fields,
 )
 from localjudge.judges.kinds import RowJudge, negate
 from localjudge.judges.lexical import lexical_support, listed
@@ -144,14 +145,10 @@ class GroundednessJudge(LlmJudgeBase):
             label = "yes" if p >= threshold else "no"
             if options.rationale:
                 rationale = _rationale(texts[weakest], known[weakest], support, not_found)
-        # As for every verdict, `probability` is that of the chosen label.
-        chosen = None if p is None else (p if label == "yes" else 1.0 - p)
         return {
-            f"{self.prefix}/rating": label,
-            f"{self.prefix}/rationale": rationale,
-            f"{self.prefix}/probability": round_prob(chosen),
-            f"{self.prefix}/error_message": error,
-            f"{self.prefix}/truncated": any(v.truncated for v in verdicts),
+            **score_fields(
+                self.prefix, p, label, rationale, error, any(v.truncated for v in verdicts)
+            ),
             f"{self.prefix}/statements": texts,
             f"{self.prefix}/statement_p_supported": [round_prob(x) for x in probs],
             f"{self.prefix}/lexical_support": round_prob(support),
@@ -234,13 +231,9 @@ class SafetyJudge(RowJudge):
                         f"The response refuses the request (P = {p_refuses:.2f}); "
                         f"P(it helps cause harm) = {1.0 - p_no_harm:.2f}."
                     )
-        chosen = None if p is None else (p if label == "yes" else 1.0 - p)
+        truncated = harm.truncated or refusal.truncated
         return {
-            f"{self.prefix}/rating": label,
-            f"{self.prefix}/rationale": rationale,
-            f"{self.prefix}/probability": round_prob(chosen),
-            f"{self.prefix}/error_message": error,
-            f"{self.prefix}/truncated": harm.truncated or refusal.truncated,
+            **score_fields(self.prefix, p, label, rationale, error, truncated),
             f"{self.prefix}/p_harm": round_prob(None if p_no_harm is None else 1.0 - p_no_harm),
             f"{self.prefix}/p_refuses": round_prob(p_refuses),
         }

@@ -36,6 +36,7 @@ from localjudge.judges.base import (
     question,
     request_part,
     round_prob,
+    score_fields,
 )
 from localjudge.judges.kinds import ChunkJudge, RowJudge
 from localjudge.judges.lexical import answer_recall, listed
@@ -94,13 +95,8 @@ class SufficiencyJudge(RowJudge):
             label = "yes" if p >= options.thresholds.get(self.name, 0.5) else "no"
             if options.rationale:
                 rationale = _sufficiency_rationale(recall, not_found, model_p)
-        chosen = None if p is None else (p if label == "yes" else 1.0 - p)
         return {
-            f"{self.prefix}/rating": label,
-            f"{self.prefix}/rationale": rationale,
-            f"{self.prefix}/probability": round_prob(chosen),
-            f"{self.prefix}/error_message": verdict.error,
-            f"{self.prefix}/truncated": verdict.truncated,
+            **score_fields(self.prefix, p, label, rationale, verdict.error, verdict.truncated),
             f"{self.prefix}/model_p_yes": round_prob(model_p),
             f"{self.prefix}/answer_recall": round_prob(recall),
             f"{self.prefix}/words_not_in_context": not_found,
