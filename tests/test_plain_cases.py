@@ -1,0 +1,106 @@
+"""The plain-cases set (issue 13.2, tests/data/plain/): short hand-labelled RAG rows, one file
+per LLM judge.
+
+Checks the set is well formed, not how a model rates it (that is measured by
+scripts/agreement.py and reported in docs/): every row is read by localjudge's own
+validator once its labels and source are taken off (as scripts/agreement.py does), carries
+the fields its judge needs and a yes/no label for that judge (one per chunk for
+chunk_relevance), ids are unique across the set, and each file is balanced (40-60% yes).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from localjudge.records import Record, validate_row
+
+from .conftest import REPO
+
+PLAIN = REPO / "tests" / "data" / "plain"
+# The fields each judge reads, besides the request; anything else would be noise in a row.
+FIELDS = {
+    "groundedness": {"response", "retrieved_context"},
+    "safety": {"response"},
+    "correctness": {"response", "expected_response"},
+    "relevance_to_query": {"response"},
+    "chunk_relevance": {"retrieved_context"},
+    "context_sufficiency": {"expected_response", "retrieved_context"},
+}
+MIN_ROWS = {"chunk_relevance": 14}
+ROWS_PER_JUDGE = 24
+
+
+def load(judge: str) -> list[dict[str, Any]]:
+    path = PLAIN / f"{judge}.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def labels_of(judge: str, row: dict[str, Any]) -> list[str]:
+    """The row's labels for its judge as a list (one entry, or one per chunk)."""
+    value = row["labels"][judge]
+    return list(value) if isinstance(value, list) else [value]
+
+
+def test_one_file_per_judge_and_nothing_else() -> None:
+    assert {p.stem for p in PLAIN.glob("*.jsonl")} == set(FIELDS)
+
+
+@pytest.mark.parametrize("judge", sorted(FIELDS))
+def test_rows_are_valid_records_with_the_judges_fields(judge: str) -> None:
+    rows = load(judge)
+    assert len(rows) >= MIN_ROWS.get(judge, ROWS_PER_JUDGE)
+    for i, row in enumerate(rows, start=1):
+        bare = {k: v for k, v in row.items() if k not in ("labels", "source")}
+        record = validate_row(i, bare)
+        assert isinstance(record, Record)
+        assert record.request_id == f"plain-{judge}-{i:02d}"
+        assert set(bare) == {"request_id", "request"} | FIELDS[judge], row["request_id"]
+        assert row["source"].startswith("plain "), row["request_id"]
+        if "retrieved_context" in bare:
+            assert record.retrieved_context and all(c.doc_uri for c in record.retrieved_context)
+
+
+@pytest.mark.parametrize("judge", sorted(FIELDS))
+def test_every_row_is_labelled_for_its_judge(judge: str) -> None:
+    for row in load(judge):
+        assert set(row["labels"]) == {judge}, row["request_id"]
+        labels = labels_of(judge, row)
+        assert labels and set(labels) <= {"yes", "no"}, row["request_id"]
+        if judge == "chunk_relevance":
+            assert isinstance(row["labels"][judge], list)
+            assert len(labels) == len(row["retrieved_context"]), row["request_id"]
+        else:
+            assert isinstance(row["labels"][judge], str)
+
+
+@pytest.mark.parametrize("judge", sorted(FIELDS))
+def test_each_file_is_balanced(judge: str) -> None:
+    labels = [label for row in load(judge) for label in labels_of(judge, row)]
+    share = labels.count("yes") / len(labels)
+    assert 0.4 <= share <= 0.6, f"{judge}: {share:.2f} yes"
+
+
+def test_request_ids_are_unique_across_the_set() -> None:
+    ids = [row["request_id"] for judge in FIELDS for row in load(judge)]
+    assert len(ids) == len(set(ids))
+
+
+def test_readme_table_matches_the_files() -> None:
+    """The per-file table in tests/data/plain/README.md is the one the files give."""
+    readme = (PLAIN / "README.md").read_text(encoding="utf-8")
+    for judge in FIELDS:
+        rows = load(judge)
+        labels = [label for row in rows for label in labels_of(judge, row)]
+        assert table_line(judge, rows, labels) in readme, judge
+
+
+def table_line(judge: str, rows: list[dict[str, Any]], labels: list[str]) -> str:
+    units = f" ({len(labels)} chunks)" if judge == "chunk_relevance" else ""
+    return (
+        f"| {judge}.jsonl | {len(rows)}{units} | "
+        f"{labels.count('yes')} / {labels.count('no')} |"
+    )
+
