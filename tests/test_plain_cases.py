@@ -99,8 +99,4 @@ def test_readme_table_matches_the_files() -> None:
 
 def table_line(judge: str, rows: list[dict[str, Any]], labels: list[str]) -> str:
     units = f" ({len(labels)} chunks)" if judge == "chunk_relevance" else ""
-    return (
-        f"| {judge}.jsonl | {len(rows)}{units} | "
-        f"{labels.count('yes')} / {labels.count('no')} |"
-    )
-
+    return f"| {judge}.jsonl | {len(rows)}{units} | {labels.count('yes')} / {labels.count('no')} |"
