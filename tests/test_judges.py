@@ -15,6 +15,8 @@ from localjudge.errors import UsageError
 from localjudge.judges import BUILTIN, JudgeOptions, load_judge_file, select, template_hash
 from localjudge.judges.answer_relevancy import split_statements
 from localjudge.judges.base import SYSTEM, defuse
+from localjudge.judges.response import GROUNDEDNESS_MODEL
+from localjudge.judges.support import logit
 from localjudge.records import Chunk, Record
 
 NO_RATIONALE = JudgeOptions(rationale=False)
@@ -79,54 +81,75 @@ def test_yes_no_response_judges(name: str, rating: str) -> None:
     assert req.prompt.user[-1].text.startswith("Question:") and not req.prompt.user[-1].data
 
 
-def test_groundedness_judges_each_statement_and_takes_the_least_supported() -> None:
+def test_groundedness_asks_each_statement_of_each_passage_then_the_whole_response() -> None:
     prefix = "response/llm_judged/groundedness"
-    row, fake = run_one(["groundedness"], FULL, [("yes", 0.9), ("no", 0.3)])
-    assert len(fake.asked) == 2  # "Paris is the capital of France." / "It is on the Seine."
+    # statement 1 x passages 1-4, statement 2 x passages 1-4, then the whole response
+    script = [("no", 0.9), ("yes", 0.8), ("no", 0.7), ("no", 0.9)]
+    script += [("no", 0.8), ("no", 0.9), ("yes", 0.6), ("no", 0.95), ("yes", 0.9)]
+    row, fake = run_one(["groundedness"], FULL, script)
+    assert len(fake.asked) == 9
     assert row[f"{prefix}/statements"] == ["Paris is the capital of France.", "It is on the Seine."]
-    assert row[f"{prefix}/statement_p_supported"] == [pytest.approx(0.9), pytest.approx(0.7)]
-    # Every content word (paris, capital, france, seine) is in the passages.
+    # The best passage speaks for each statement: passage 2 (0.8) and passage 3 (0.6).
+    assert row[f"{prefix}/statement_p_supported"] == [pytest.approx(0.8), pytest.approx(0.6)]
+    assert row[f"{prefix}/statement_evidence"] == [
+        {"passage": 1, "p": pytest.approx(0.8)},
+        {"passage": 2, "p": pytest.approx(0.6)},
+    ]
+    assert row[f"{prefix}/response_p_supported"] == pytest.approx(0.9)
+    assert row[f"{prefix}/key_terms_not_in_context"] == []
+    # Word overlap is reported, not weighed.
     assert row[f"{prefix}/lexical_support"] == 1.0 and row[f"{prefix}/words_not_in_context"] == []
-    assert row[f"{prefix}/probability"] == pytest.approx(0.75 * 1.0 + 0.25 * 0.7)
-    assert row[f"{prefix}/rating"] == "yes"
-    for req in fake.asked:
-        user = req.prompt.user
-        # shared prefix: request, every passage, the whole response; then one statement
-        assert [p.text.split(">")[0] for p in user[:6]] == [
-            "<request",
-            '<passage id="1"',
-            '<passage id="2"',
-            '<passage id="3"',
-            '<passage id="4"',
-            "<response",
-        ]
-        assert user[6].text.startswith("<statement>") and user[-1].text.startswith("Question:")
-        assert req.rationale is False  # the rationale is written without generating
-    assert "It is on the Seine." in fake.asked[1].prompt.user[6].text
-
-
-@pytest.mark.parametrize(("threshold", "rating"), [(0.5, "yes"), (0.7, "no")])
-def test_groundedness_blends_lexical_support_with_the_least_supported_statement(
-    threshold: float, rating: str
-) -> None:
-    prefix = "response/llm_judged/groundedness"
-    partly = replace(FULL, response="Paris is the capital of France. It has 3 million people.")
-    opts = JudgeOptions(rationale=True, thresholds={"groundedness": threshold})
-    row, _ = run_one(["groundedness"], partly, [("yes", 0.9), ("yes", 0.6)], opts)
-    # paris, capital, france found; 3, million, people not: half the content words.
-    assert row[f"{prefix}/lexical_support"] == 0.5
-    assert row[f"{prefix}/words_not_in_context"] == ["3", "million", "people"]
-    p_yes = 0.75 * 0.5 + 0.25 * 0.6  # 0.525
+    p_yes = GROUNDEDNESS_MODEL(
+        {"statements": logit(0.6), "response": logit(0.9), "key_missing": 0.0}
+    )
+    threshold = NO_RATIONALE.thresholds.get("groundedness", 0.5)
+    rating = "yes" if p_yes >= threshold else "no"
     assert row[f"{prefix}/rating"] == rating
     assert row[f"{prefix}/probability"] == pytest.approx(p_yes if rating == "yes" else 1 - p_yes)
-    assert row[f"{prefix}/rationale"] == (
-        'Least supported statement: "It has 3 million people." (P(supported) = 0.60). '
-        "Words not found in the passages: 3, million, people (50% of the content words found)."
+    for k, req in enumerate(fake.asked[:8]):
+        user = req.prompt.user
+        # request, one passage, the statement, the question: a statement costs its own tokens
+        assert [p.text.split(">")[0] for p in user] == [
+            "<request",
+            f'<passage id="{k % 4 + 1}"',
+            "<statement",
+            "Question: Is the statement supported by the passages above? Answer yes or no.\n",
+        ]
+        assert req.rationale is False  # the rationale is written without generating
+        assert req.threshold is None  # the combination decides, not the model's label
+    assert "It is on the Seine." in fake.asked[4].prompt.user[2].text
+    whole = fake.asked[8].prompt.user
+    assert len(whole) == 7 and FULL.response in whole[5].text  # every passage, whole response
+
+
+@pytest.mark.parametrize(("changed", "missing"), [("3 million", ["3"]), ("Lyon", ["lyon"])])
+def test_groundedness_a_number_or_name_missing_from_the_passages_lowers_p(
+    changed: str, missing: list[str]
+) -> None:
+    prefix = "response/llm_judged/groundedness"
+    faithful = replace(FULL, response="Paris is the capital of France.")
+    edited = replace(FULL, response=f"Paris is the capital of France, with {changed} people.")
+    script = [("yes", 0.9)] * 5  # the same verdicts: only the key terms differ
+    opts = JudgeOptions(rationale=True)
+    good, _ = run_one(["groundedness"], faithful, script, opts)
+    bad, _ = run_one(["groundedness"], edited, script, opts)
+    assert bad[f"{prefix}/key_terms_not_in_context"] == missing
+    assert good[f"{prefix}/key_terms_not_in_context"] == []
+
+    def p_yes(row: dict[str, Any]) -> float:
+        p = row[f"{prefix}/probability"]
+        return float(p if row[f"{prefix}/rating"] == "yes" else 1 - p)
+
+    assert p_yes(bad) < p_yes(good)
+    assert "Numbers and names not found in the passages" in bad[f"{prefix}/rationale"]
+    assert bad[f"{prefix}/rationale"].startswith(
+        'Least supported statement: "Paris is the capital of France, with'
     )
 
 
-def test_groundedness_error_in_one_statement_fails_the_row() -> None:
-    row, _ = run_one(["groundedness"], FULL, ["yes", Verdict.failed("boom")])
+def test_groundedness_error_in_one_verdict_fails_the_row() -> None:
+    script: list[object] = ["yes"] * 8 + [Verdict.failed("boom")]
+    row, _ = run_one(["groundedness"], FULL, script)
     assert row["response/llm_judged/groundedness/rating"] is None
     assert row["response/llm_judged/groundedness/probability"] is None
     assert row["response/llm_judged/groundedness/error_message"] == "boom"

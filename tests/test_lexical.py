@@ -6,7 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from localjudge.judges.lexical import STOPWORDS, answer_recall, content_words, lexical_support
+from localjudge.judges.lexical import (
+    STOPWORDS,
+    answer_recall,
+    content_words,
+    key_terms,
+    lexical_support,
+    missing_key_terms,
+)
 
 
 def test_content_words_drop_function_words_and_fold_case() -> None:
@@ -68,3 +75,19 @@ def test_answer_recall_looks_for_the_expected_answer_in_the_passages() -> None:
 @pytest.mark.parametrize("answer", ["yes", "No", "TRUE.", "false", "", "It is."])
 def test_answer_recall_has_nothing_to_find_in_a_yes_no_answer(answer: str) -> None:
     assert answer_recall(answer, ["yes no true false"]) == (None, [])
+
+
+def test_key_terms_are_numbers_and_names_not_at_a_sentence_start() -> None:
+    text = "The Wall fell in 1989. It was in Berlin, and 1,200 people crossed. Police watched."
+    assert key_terms(text) == ["wall", "1989", "berlin", "1200"]
+
+
+def test_missing_key_terms_ignores_paraphrase_and_catches_a_changed_name_or_number() -> None:
+    passage = ["Alexander Fleming discovered penicillin in 1928 at St Mary's Hospital, London."]
+    same = "In 1928 penicillin was found by Fleming, working at St Mary's in London."
+    assert missing_key_terms(same, passage) == (0.0, [])
+    # A sentence's first word is not taken for a name ("Louis"), the next one is.
+    share, missing = missing_key_terms("Louis Pasteur discovered penicillin in 1928.", passage)
+    assert missing == ["pasteur"] and share == pytest.approx(1 / 2)
+    assert missing_key_terms("It was discovered in 1929.", passage) == (1.0, ["1929"])
+    assert missing_key_terms("it was discovered long ago.", passage) == (None, [])

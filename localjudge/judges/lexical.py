@@ -69,3 +69,43 @@ def answer_recall(expected: str, passages: Iterable[str]) -> tuple[float | None,
     if not words:
         return None, []
     return lexical_support(" ".join(words), passages)
+
+
+# Key terms: the words whose change turns a faithful claim into a false one while leaving
+# nearly every other word in place (SummEdits' entity and number edits, a changed date or
+# name). Numbers are runs of digits ("1,200" and "1200" are one number); names are words
+# that start with a capital letter anywhere but at the start of a sentence (where every
+# word does: a one-word name there is missed, a paraphrase's first word is not counted).
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*)([^\W\d_]+)")
+
+
+def _numbers(text: str) -> set[str]:
+    return {m.group(0).replace(",", "") for m in _NUMBER.finditer(text)}
+
+
+def key_terms(text: str) -> list[str]:
+    """The text's numbers and capitalised names (not sentence-initial), in order, each once;
+    names case-folded."""
+    starts = {m.start(1) for m in _SENTENCE_START.finditer(text)}
+    terms: list[str] = []
+    for m in re.finditer(r"\d+(?:[.,]\d+)*|[^\W\d_]+", text):
+        word = m.group(0)
+        if word[0].isdigit():
+            terms.append(word.replace(",", ""))
+        elif word[0].isupper() and m.start() not in starts and word.casefold() not in STOPWORDS:
+            terms.append(word.casefold())
+    return list(dict.fromkeys(terms))
+
+
+def missing_key_terms(text: str, evidence: Iterable[str]) -> tuple[float | None, list[str]]:
+    """(share of `text`'s key terms (numbers, names) not found in `evidence`, those terms).
+    None when the text has no key terms. Unlike lexical support, a paraphrase keeps its
+    names and numbers, so it is not penalised here; a changed name or number is."""
+    joined = " ".join(evidence)
+    known = set(_WORD.findall(joined.casefold())) | _numbers(joined)
+    terms = key_terms(text)
+    if not terms:
+        return None, []
+    missing = [t for t in terms if t not in known]
+    return len(missing) / len(terms), missing

@@ -1,0 +1,352 @@
+#!/usr/bin/env python3
+"""Which signals tell grounded from ungrounded responses, across sources?
+
+Issue 13: the shipped groundedness (every passage, the whole response, then each statement,
+75% lexical support) follows shared words, not support. This script collects, per labelled
+row, the candidate signals a support-checking judge could use, all on the same prompt-trie
+walk (one `backend.judge` call per row, so shared prefixes are evaluated once):
+
+    pass_resp_{q}    P(yes): every passage, then the whole response as the statement
+    pp_stmt_{q}      min over statements of max over passages of P(yes): one passage, then
+                     the statement (MiniCheck's chunk-then-max), and which passage won;
+                     pp_stmt_{q}_mean the mean over statements
+    lexical          share of the response's content words found in the request + passages
+    key_missing      share of the response's numbers and names not found in the passages
+
+for the question wordings in QUESTIONS. Every prompt starts with the request and the
+passage(s), as chunk_relevance's and context_sufficiency's do, so that a product judge of
+this shape shares their prefixes and a statement costs only its own tokens. Units go to a
+JSONL file as they are computed (a killed run resumes where it stopped); `--analyse` then fits combinations (logistic
+regression on the signals' logits) leaving one source out at a time and reports balanced
+accuracy per held-out source. Labels are read only to score.
+
+    flock /tmp/cpu.lock .venv/bin/python scripts/experiments/groundedness_support.py \
+        --set ../shared/benchmarks/groundedness.jsonl \
+        --set ../shared/benchmarks/groundedness_summedits.jsonl --units units.jsonl
+    .venv/bin/python scripts/experiments/groundedness_support.py --analyse units.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from localjudge.engine.base import VerdictRequest  # noqa: E402
+from localjudge.judges.answer_relevancy import split_statements  # noqa: E402
+from localjudge.judges.base import (  # noqa: E402
+    YES_NO,
+    fence,
+    make_prompt,
+    passage_part,
+    question,
+    request_part,
+)
+from localjudge.judges.lexical import lexical_support, missing_key_terms  # noqa: E402
+from localjudge.records import Record, validate_row  # noqa: E402
+
+QUESTIONS = {
+    "q1": "Is the statement supported by the passages above? Answer yes or no.",
+}
+
+
+def source_name(item: dict[str, Any]) -> str:
+    """The source dataset: its first word, and the second for sets whose second word names a
+    part (SummEdits domains, plain-case categories)."""
+    words = str(item.get("source", "")).split()
+    if len(words) >= 2 and words[0] in ("SummEdits",):
+        return " ".join(words[:2])
+    return words[0] if words else ""
+
+
+def row_requests(record: Record) -> tuple[list[VerdictRequest], list[tuple[str, int, int]]]:
+    """The requests of one row and, for each, (signal, statement index, passage index)."""
+    chunks = [c for c in record.retrieved_context or () if (c.content or "").strip()]
+    parts = [passage_part(i, c) for i, c in enumerate(chunks)]
+    stmts = split_statements(record.response or "") or [(record.response or "").strip()]
+    head = [request_part(record)]
+    reqs: list[VerdictRequest] = []
+    keys: list[tuple[str, int, int]] = []
+    for q, text in QUESTIONS.items():
+        for si, s in enumerate(stmts):
+            for pi, part in enumerate(parts):
+                prompt = make_prompt([*head, part, fence("statement", s), question(text)])
+                reqs.append(VerdictRequest(prompt, YES_NO))
+                keys.append((f"pp_stmt_{q}", si, pi))
+        whole = fence("statement", record.response or "")
+        reqs.append(VerdictRequest(make_prompt([*head, *parts, whole, question(text)]), YES_NO))
+        keys.append((f"pass_resp_{q}", -1, -1))
+    return reqs, keys
+
+
+def signals(
+    record: Record, keys: Sequence[tuple[str, int, int]], ps: Sequence[float | None]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    nstmt = 1 + max(k[1] for k in keys)
+    for q in QUESTIONS:
+        resp = [p for (name, _, _), p in zip(keys, ps, strict=True) if name == f"pass_resp_{q}"]
+        out[f"pass_resp_{q}"] = resp[0]
+        per: list[tuple[float, int]] = []
+        for si in range(nstmt):
+            cands = [
+                (p, pi)
+                for (name, s, pi), p in zip(keys, ps, strict=True)
+                if name == f"pp_stmt_{q}" and s == si and p is not None
+            ]
+            per.append(max(cands))
+        out[f"pp_stmt_{q}"] = min(p for p, _ in per)
+        out[f"pp_stmt_{q}_mean"] = sum(p for p, _ in per) / len(per)
+        out[f"pp_stmt_{q}_evidence"] = [[pi, round(p, 6)] for p, pi in per]
+    evidence = [record.request, *(c.content or "" for c in record.retrieved_context or ())]
+    out["lexical"] = lexical_support(record.response or "", evidence)[0]
+    share, missing = missing_key_terms(
+        record.response or "", [c.content or "" for c in record.retrieved_context or ()]
+    )
+    out["key_missing"] = share
+    out["key_missing_terms"] = missing
+    out["statements"] = nstmt
+    out["passages"] = len(record.retrieved_context or ())
+    return out
+
+
+RowRequests = Callable[[Record], tuple[list[VerdictRequest], list[Any]]]
+RowSignals = Callable[[Record, Sequence[Any], Sequence[float | None]], dict[str, Any]]
+
+
+def collect(
+    sets: Sequence[Path],
+    units_path: Path,
+    model: str | None,
+    threads: int,
+    judge: str = "groundedness",
+    requests_of: RowRequests | None = None,
+    signals_of: RowSignals | None = None,
+    per_source: int | None = None,
+) -> None:
+    """Append one unit per labelled row of `sets` to `units_path` (rows already there are
+    skipped): its label for `judge`, half, source, cost, and the signals computed by
+    `signals_of` from the verdicts of `requests_of` (one backend call per row)."""
+    from localjudge.engine.llama import LlamaBackend
+    from localjudge.models import resolve_for_eval
+
+    requests_of = requests_of or row_requests
+    signals_of = signals_of or signals
+    done = set()
+    if units_path.exists():
+        done = {json.loads(line)["id"] for line in units_path.read_text().splitlines() if line}
+    resolved = resolve_for_eval(model)
+    backend = LlamaBackend(
+        resolved.path,
+        template=resolved.entry.template if resolved.entry else None,
+        n_ctx=4096,
+        threads=threads,
+    )
+    with units_path.open("a", encoding="utf-8") as out:
+        for path in sets:
+            items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+            taken: dict[str, int] = {}
+            for i, item in enumerate(items):
+                uid = f"{path.name}:{i}"
+                source = source_name(item)
+                taken[source] = taken.get(source, 0) + 1
+                if uid in done or (per_source is not None and taken[source] > per_source):
+                    continue
+                row = {k: v for k, v in item.items() if k not in ("labels", "source")}
+                record = validate_row(i + 1, row)
+                assert isinstance(record, Record), record
+                reqs, keys = requests_of(record)
+                before = backend.stats.evaluated_tokens
+                t0 = time.perf_counter()
+                verdicts = backend.judge(reqs)
+                ps = [v.probabilities.get("yes") if v.label else None for v in verdicts]
+                unit = {
+                    "id": uid,
+                    "set": path.name,
+                    "row": i,
+                    "half": "fit" if i % 2 == 0 else "report",
+                    "source": source,
+                    "label": 1 if item["labels"][judge] == "yes" else 0,
+                    "evaluated_tokens": backend.stats.evaluated_tokens - before,
+                    "seconds": round(time.perf_counter() - t0, 3),
+                    **signals_of(record, keys, ps),
+                }
+                out.write(json.dumps(unit) + "\n")
+                out.flush()
+                print(f"{uid} {unit['seconds']:.1f}s", file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------- analysis
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return math.log(p / (1 - p))
+
+
+# Signals that are shares, not probabilities: used as they are, with the value a missing
+# one stands for (a text without numbers or names misses none of them).
+LINEAR = {"key_missing": 0.0, "lexical": 1.0, "recall": 1.0}
+
+
+def features(u: dict[str, Any], names: Sequence[str]) -> list[float]:
+    """The unit's signals: shares as they are, probabilities as logits."""
+    row = []
+    for n in names:
+        v = u.get(n)
+        if n in LINEAR:
+            row.append(LINEAR[n] if v is None else float(v))
+        else:
+            row.append(_logit(float(v)))
+    return row
+
+
+def fit_logistic(x: Any, y: Any, l2: float = 1.0, iters: int = 200) -> Any:
+    """L2-regularised logistic regression by Newton's method (intercept not penalised)."""
+    import numpy as np
+
+    xb = np.hstack([np.ones((x.shape[0], 1)), x])
+    w = np.zeros(xb.shape[1])
+    reg = np.eye(xb.shape[1]) * l2
+    reg[0, 0] = 0.0
+    for _ in range(iters):
+        p = 1 / (1 + np.exp(-(xb @ w)))
+        grad = xb.T @ (p - y) + reg @ w
+        hess = xb.T @ (xb * (p * (1 - p))[:, None]) + reg
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return w
+
+
+def predict(w: Any, x: Any) -> Any:
+    import numpy as np
+
+    return 1 / (1 + np.exp(-(w[0] + x @ w[1:])))
+
+
+def balanced(y: Any, pred: Any) -> float:
+    tpr = float((pred[y == 1] == 1).mean()) if (y == 1).any() else float("nan")
+    tnr = float((pred[y == 0] == 0).mean()) if (y == 0).any() else float("nan")
+    return (tpr + tnr) / 2
+
+
+def auc(y: Any, s: Any) -> float:
+    pos, neg = s[y == 1], s[y == 0]
+    if not len(pos) or not len(neg):
+        return float("nan")
+    g = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
+    return float(g / (len(pos) * len(neg)))
+
+
+def best_threshold(y: Any, s: Any) -> float:
+    import numpy as np
+
+    vals = np.unique(s)
+    cands = [0.5, *((vals[:-1] + vals[1:]) / 2).tolist()]
+    return max(cands, key=lambda t: (balanced(y, (s >= t).astype(int)), -abs(t - 0.5)))
+
+
+FEATURE_SETS: dict[str, tuple[str, ...]] = {
+    "resp": ("pass_resp_q1",),
+    "pp_min": ("pp_stmt_q1",),
+    "pp_mean": ("pp_stmt_q1_mean",),
+    "lexical": ("lexical",),
+    "resp+key": ("pass_resp_q1", "key_missing"),
+    "pp_min+key": ("pp_stmt_q1", "key_missing"),
+    "pp_min+resp": ("pp_stmt_q1", "pass_resp_q1"),
+    "pp_min+resp+key": ("pp_stmt_q1", "pass_resp_q1", "key_missing"),
+    "pp_min+pp_mean+resp+key": ("pp_stmt_q1", "pp_stmt_q1_mean", "pass_resp_q1", "key_missing"),
+    "pp_min+resp+key+lexical": ("pp_stmt_q1", "pass_resp_q1", "key_missing", "lexical"),
+}
+
+
+def analyse(
+    units_path: Path, feature_sets: dict[str, tuple[str, ...]] | None = None
+) -> dict[str, Any]:
+    """Leave-one-source-out: for each source, fit the combination and its threshold on the
+    other sources, report balanced accuracy and ROC AUC on the held-out source. Also the
+    pooled held-out figure and, per source, the score's AUC alone (no fitting)."""
+    import numpy as np
+
+    units = [json.loads(line) for line in units_path.read_text().splitlines() if line]
+    sources = sorted({u["source"] for u in units})
+    y_all = np.array([u["label"] for u in units], dtype=float)
+    report: dict[str, Any] = {"sources": {s: sum(u["source"] == s for u in units) for s in sources}}
+    for name, feats in (feature_sets or FEATURE_SETS).items():
+        x_all = np.array([features(u, feats) for u in units], dtype=float)
+        per: dict[str, dict[str, float]] = {}
+        held_pred = np.zeros(len(units))
+        held_s = np.zeros(len(units))
+        for s in sources:
+            test = np.array([u["source"] == s for u in units])
+            w = fit_logistic(x_all[~test], y_all[~test])
+            s_train = predict(w, x_all[~test])
+            t = best_threshold(y_all[~test], s_train)
+            s_test = predict(w, x_all[test])
+            pred = (s_test >= t).astype(int)
+            held_pred[test] = pred
+            held_s[test] = s_test
+            per[s] = {
+                "balanced_accuracy": round(balanced(y_all[test], pred), 3),
+                "auc": round(auc(y_all[test], s_test), 3),
+            }
+        fit = np.array([u["half"] == "fit" for u in units])
+        w_fit = fit_logistic(x_all[fit], y_all[fit])
+        t_fit = best_threshold(y_all[fit], predict(w_fit, x_all[fit]))
+        halves: dict[str, float] = {}
+        for s in sources:
+            rep = np.array([u["half"] == "report" and u["source"] == s for u in units])
+            pred = (predict(w_fit, x_all[rep]) >= t_fit).astype(int)
+            halves[s] = round(balanced(y_all[rep], pred), 3)
+        w_all = fit_logistic(x_all, y_all)
+        report[name] = {
+            "report_half": halves,
+            "loso": per,
+            "loso_pooled_balanced_accuracy": round(balanced(y_all, held_pred.astype(int)), 3),
+            "mean_loso_balanced_accuracy": round(
+                float(np.mean([v["balanced_accuracy"] for v in per.values()])), 3
+            ),
+            "weights_all_sources": [round(float(v), 4) for v in w_all],
+        }
+    return report
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", type=Path, action="append", default=[])
+    parser.add_argument("--units", type=Path)
+    parser.add_argument("--model", default=None)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--per-source", type=int, help="only the first N rows of each source")
+    parser.add_argument("--analyse", type=Path, help="analyse a units file and print JSON")
+    parser.add_argument(
+        "--features",
+        action="append",
+        default=[],
+        help="with --analyse: a feature set as NAME+NAME (repeatable; default: groundedness's)",
+    )
+    args = parser.parse_args(argv)
+    if args.analyse:
+        sets = {f: tuple(f.split("+")) for f in args.features} or None
+        print(json.dumps(analyse(args.analyse, sets), indent=1))
+        return 0
+    if not args.set or not args.units:
+        parser.error("--set and --units are needed to collect")
+    collect(
+        args.set, args.units, args.model, args.threads, per_source=args.per_source
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
