@@ -91,3 +91,23 @@ def test_missing_key_terms_ignores_paraphrase_and_catches_a_changed_name_or_numb
     assert missing == ["pasteur"] and share == pytest.approx(1 / 2)
     assert missing_key_terms("It was discovered in 1929.", passage) == (1.0, ["1929"])
     assert missing_key_terms("it was discovered long ago.", passage) == (None, [])
+
+
+@pytest.mark.parametrize(
+    ("expected", "passage"),
+    [
+        ("About 37 °C.", "Normal body temperature is around 37 degrees Celsius."),
+        ("Six.", "Each volleyball team has 6 players on the court."),
+        ("$1,000.", "It opens with a deposit of one thousand dollars."),
+        ("828 metres.", "The tower rises to a height of 828 m."),
+        ("25 MB per file.", "Uploads are limited to 25 megabytes per file."),
+    ],
+)
+def test_answer_recall_finds_a_quantity_written_another_way(expected: str, passage: str) -> None:
+    assert answer_recall(expected, [passage]) == (1.0, [])
+
+
+def test_a_different_quantity_is_still_missing_and_listed_as_written() -> None:
+    # "38 °C" is "38 degrees celsius": two of its three words are found
+    assert answer_recall("About 38 °C.", ["around 37 degrees Celsius"]) == (2 / 3, ["38"])
+    assert lexical_support("Seven players.", ["6 players"]) == (0.5, ["seven"])

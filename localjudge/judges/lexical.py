@@ -35,19 +35,97 @@ STOPWORDS = frozenset(_NLTK_ENGLISH.split())
 _WORD = re.compile(r"[^\W_]+")
 
 
+# Wording that differs only in how a quantity is written: unit symbols are spelt out before
+# the text is split into words, and number words up to twenty, the tens, and the large
+# units match their digits ("six" is "6", "thousand" is "1000"), so "100 °C" is found in
+# "100 degrees Celsius" and "six" in "6 players". Listed words keep their own spelling.
+_SYMBOLS = (
+    ("\u00b0c", " degrees celsius"),
+    ("\u00b0f", " degrees fahrenheit"),
+    ("\u00b0", " degrees"),
+    ("%", " percent"),
+    ("\u20ac", " euros "),
+    ("\u00a3", " pounds "),
+    ("$", " dollars "),
+)
+_NUMBER_WORDS = {
+    w: str(i)
+    for i, w in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
+        ]
+    )
+}
+_NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70"})
+_NUMBER_WORDS.update({"eighty": "80", "ninety": "90", "hundred": "100", "thousand": "1000"})
+_NUMBER_WORDS.update({"million": "1000000", "billion": "1000000000", "dozen": "12"})
+_UNIT_WORDS = {
+    "km": "kilometres",
+    "kilometers": "kilometres",
+    "kilometre": "kilometres",
+    "m": "metres",
+    "meters": "metres",
+    "metre": "metres",
+    "meter": "metres",
+    "cm": "centimetres",
+    "mm": "millimetres",
+    "kg": "kilograms",
+    "g": "grams",
+    "mb": "megabytes",
+    "gb": "gigabytes",
+    "hrs": "hours",
+    "hr": "hours",
+    "mins": "minutes",
+    "min": "minutes",
+    "secs": "seconds",
+    "sec": "seconds",
+    "centigrade": "celsius",
+}
+
+
+def _words(text: str) -> list[tuple[str, str]]:
+    """(word as written, key it is matched by) for each word of the text, case-folded."""
+    folded = text.casefold()
+    for symbol, words in _SYMBOLS:
+        folded = folded.replace(symbol, words)
+    folded = re.sub(r"(?<=\d),(?=\d{3})", "", folded)  # 1,000 -> 1000
+    return [(w, _NUMBER_WORDS.get(w) or _UNIT_WORDS.get(w) or w) for w in _WORD.findall(folded)]
+
+
 def content_words(text: str) -> list[str]:
     """The text's content words, case-folded, in order (repeats kept)."""
-    return [w for w in _WORD.findall(text.casefold()) if w not in STOPWORDS]
+    return [w for w, _ in _words(text) if w not in STOPWORDS]
 
 
 def lexical_support(text: str, evidence: Iterable[str]) -> tuple[float, list[str]]:
     """(share of `text`'s content words that occur in `evidence`, the words that do not,
-    each once, in order of appearance). A text without content words is fully supported."""
-    known = set(_WORD.findall(" ".join(evidence).casefold()))
-    words = content_words(text)
+    each once, in order of appearance). A text without content words is fully supported.
+    Words match by their key: the same word, or the same quantity written differently."""
+    known = {key for _, key in _words(" ".join(evidence))}
+    words = [(w, key) for w, key in _words(text) if w not in STOPWORDS]
     if not words:
         return 1.0, []
-    missing = [w for w in words if w not in known]
+    missing = [w for w, key in words if key not in known]
     return 1.0 - len(missing) / len(words), list(dict.fromkeys(missing))
 
 

@@ -64,7 +64,14 @@ from localjudge.judges.base import (
 )
 from localjudge.judges.kinds import RowJudge, negate
 from localjudge.judges.lexical import lexical_support, listed, missing_key_terms
-from localjudge.judges.support import Evidence, Logistic, best_evidence, claim_requests, logit
+from localjudge.judges.support import (
+    Evidence,
+    Logistic,
+    best_evidence,
+    claim_requests,
+    logit,
+    statement_parts,
+)
 from localjudge.records import Record
 
 RELEVANCE_Q = "Is the response on topic for the request? Answer yes or no."
@@ -132,7 +139,8 @@ class GroundednessJudge(LlmJudgeBase):
             ),
             labels=self.labels,
         )
-        return [*claim_requests(record, statements(record), GROUNDEDNESS_Q), whole]
+        claims = statement_parts(statements(record))
+        return [*claim_requests(record, claims, GROUNDEDNESS_Q), whole]
 
     def fields(
         self, record: Record, verdicts: Sequence[Verdict], options: JudgeOptions

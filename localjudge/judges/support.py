@@ -19,7 +19,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from localjudge.engine.base import Verdict, VerdictRequest
+from localjudge.engine.base import Part, Verdict, VerdictRequest
 from localjudge.judges.base import (
     YES_NO,
     fence,
@@ -31,21 +31,24 @@ from localjudge.judges.base import (
 from localjudge.records import Record
 
 
-def claim_requests(record: Record, claims: Sequence[str], text: str) -> list[VerdictRequest]:
-    """One request per (claim, passage), claims outer: request, passage, claim, question.
-    The model's own label is not the judge's (the combination decides), so no threshold."""
+def claim_requests(record: Record, claims: Sequence[Part], text: str) -> list[VerdictRequest]:
+    """One request per (claim, passage), claims outer: request, passage, claim (a fenced
+    part), question. The model's own label is not the judge's (the combination decides),
+    so no threshold."""
     head = request_part(record)
     chunks = list(record.retrieved_context or ())
     return [
         VerdictRequest(
-            prompt=make_prompt(
-                [head, passage_part(i, c), fence("statement", claim), question(text)]
-            ),
+            prompt=make_prompt([head, passage_part(i, c), claim, question(text)]),
             labels=YES_NO,
         )
         for claim in claims
         for i, c in enumerate(chunks)
     ]
+
+
+def statement_parts(texts: Sequence[str]) -> list[Part]:
+    return [fence("statement", t) for t in texts]
 
 
 @dataclass(frozen=True)

@@ -155,7 +155,7 @@ def collect(
             items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
             taken: dict[str, int] = {}
             for i, item in enumerate(items):
-                uid = f"{path.name}:{i}"
+                uid = f"{path.parent.name}/{path.name}:{i}"
                 source = source_name(item)
                 taken[source] = taken.get(source, 0) + 1
                 if uid in done or (per_source is not None and taken[source] > per_source):
@@ -248,6 +248,19 @@ def auc(y: Any, s: Any) -> float:
     return float(g / (len(pos) * len(neg)))
 
 
+def balanced_ci(y: Any, pred: Any, boot: int = 1000, seed: int = 7) -> list[float]:
+    """95% bootstrap interval of balanced accuracy (resampling units, fixed seed)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    vals = []
+    for _ in range(boot):
+        idx = rng.integers(0, len(y), len(y))
+        if (y[idx] == 1).any() and (y[idx] == 0).any():
+            vals.append(balanced(y[idx], pred[idx]))
+    return [round(float(v), 3) for v in np.percentile(vals, [2.5, 97.5])] if vals else []
+
+
 def best_threshold(y: Any, s: Any) -> float:
     import numpy as np
 
@@ -297,28 +310,81 @@ def analyse(
             held_pred[test] = pred
             held_s[test] = s_test
             per[s] = {
+                "n": int(test.sum()),
                 "balanced_accuracy": round(balanced(y_all[test], pred), 3),
+                "ci95": balanced_ci(y_all[test], pred),
                 "auc": round(auc(y_all[test], s_test), 3),
             }
         fit = np.array([u["half"] == "fit" for u in units])
         w_fit = fit_logistic(x_all[fit], y_all[fit])
         t_fit = best_threshold(y_all[fit], predict(w_fit, x_all[fit]))
-        halves: dict[str, float] = {}
-        for s in sources:
-            rep = np.array([u["half"] == "report" and u["source"] == s for u in units])
+        halves: dict[str, Any] = {"threshold": round(t_fit, 4)}
+        for s in [*sources, None]:
+            rep = np.array(
+                [u["half"] == "report" and s in (None, u["source"]) for u in units]
+            )
             pred = (predict(w_fit, x_all[rep]) >= t_fit).astype(int)
-            halves[s] = round(balanced(y_all[rep], pred), 3)
+            halves[s or "all"] = {
+                "n": int(rep.sum()),
+                "balanced_accuracy": round(balanced(y_all[rep], pred), 3),
+                "ci95": balanced_ci(y_all[rep], pred),
+            }
+        groups: dict[str, Any] = {}
+        for g in sorted({u["source"].split()[0] for u in units}):
+            sel = np.array([u["source"].split()[0] == g for u in units])
+            rep = sel & np.array([u["half"] == "report" for u in units])
+            half_pred = (predict(w_fit, x_all[rep]) >= t_fit).astype(int)
+            groups[g] = {
+                "n": int(sel.sum()),
+                "loso": round(balanced(y_all[sel], held_pred[sel].astype(int)), 3),
+                "loso_ci95": balanced_ci(y_all[sel], held_pred[sel].astype(int)),
+                "loso_auc": round(auc(y_all[sel], held_s[sel]), 3),
+                "report_half": round(balanced(y_all[rep], half_pred), 3),
+                "report_half_ci95": balanced_ci(y_all[rep], half_pred),
+                "report_n": int(rep.sum()),
+            }
         w_all = fit_logistic(x_all, y_all)
         report[name] = {
+            "groups": groups,
             "report_half": halves,
             "loso": per,
             "loso_pooled_balanced_accuracy": round(balanced(y_all, held_pred.astype(int)), 3),
+            "loso_pooled_ci95": balanced_ci(y_all, held_pred.astype(int)),
             "mean_loso_balanced_accuracy": round(
                 float(np.mean([v["balanced_accuracy"] for v in per.values()])), 3
             ),
             "weights_all_sources": [round(float(v), 4) for v in w_all],
         }
     return report
+
+
+def render(report: dict[str, Any]) -> str:
+    """A markdown table: per feature set and source group (sources sharing a first word,
+    e.g. the SummEdits domains, pooled), balanced accuracy with its 95% interval on the
+    report half (combination and threshold fitted on the fit half of every source) and
+    leaving one source out (fitted on the other sources), and the held-out ROC AUC."""
+    names = [k for k in report if k != "sources"]
+    groups = list(report[names[0]]["groups"]) if names else []
+
+    def cell(v: float, ci: list[float]) -> str:
+        return f"{v:.2f} [{ci[0]:.2f},{ci[1]:.2f}]" if ci else f"{v:.2f}"
+
+    head = "| signals | " + " | ".join(
+        f"{g} report half | {g} LOSO | {g} LOSO AUC" for g in groups
+    ) + " |"
+    lines = [head, "|---|" + "---|" * (3 * len(groups))]
+    for n in names:
+        gs_ = report[n]["groups"]
+        cells = []
+        for g in groups:
+            r = gs_[g]
+            cells += [
+                cell(r["report_half"], r["report_half_ci95"]),
+                cell(r["loso"], r["loso_ci95"]),
+                f"{r['loso_auc']:.2f}",
+            ]
+        lines.append(f"| {n} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -329,6 +395,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--per-source", type=int, help="only the first N rows of each source")
     parser.add_argument("--analyse", type=Path, help="analyse a units file and print JSON")
+    parser.add_argument("--json", action="store_true", help="with --analyse: JSON output")
     parser.add_argument(
         "--features",
         action="append",
@@ -338,7 +405,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.analyse:
         sets = {f: tuple(f.split("+")) for f in args.features} or None
-        print(json.dumps(analyse(args.analyse, sets), indent=1))
+        result = analyse(args.analyse, sets)
+        print(json.dumps(result, indent=1) if args.json else render(result))
         return 0
     if not args.set or not args.units:
         parser.error("--set and --units are needed to collect")
