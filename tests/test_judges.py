@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,12 @@ from localjudge.errors import UsageError
 from localjudge.judges import BUILTIN, JudgeOptions, load_judge_file, select, template_hash
 from localjudge.judges.answer_relevancy import split_statements
 from localjudge.judges.base import SYSTEM, defuse
-from localjudge.judges.response import GROUNDEDNESS_MODEL, SAFETY_MODEL, SAFETY_QUESTIONS
+from localjudge.judges.response import (
+    GROUNDEDNESS_MODEL,
+    SAFETY_MODEL,
+    SAFETY_QUESTIONS,
+    grounded_p,
+)
 from localjudge.judges.support import logit
 from localjudge.records import Chunk, Record
 
@@ -81,13 +87,13 @@ def test_yes_no_response_judges(name: str, rating: str) -> None:
     assert req.prompt.user[-1].text.startswith("Question:") and not req.prompt.user[-1].data
 
 
-def test_groundedness_asks_each_statement_of_each_passage_then_the_whole_response() -> None:
+def test_groundedness_asks_each_statement_of_each_passage() -> None:
     prefix = "response/llm_judged/groundedness"
-    # statement 1 x passages 1-4, statement 2 x passages 1-4, then the whole response
+    # statement 1 x passages 1-4, then statement 2 x passages 1-4
     script = [("no", 0.9), ("yes", 0.8), ("no", 0.7), ("no", 0.9)]
-    script += [("no", 0.8), ("no", 0.9), ("yes", 0.6), ("no", 0.95), ("yes", 0.9)]
+    script += [("no", 0.8), ("no", 0.9), ("yes", 0.6), ("no", 0.95)]
     row, fake = run_one(["groundedness"], FULL, script)
-    assert len(fake.asked) == 9
+    assert len(fake.asked) == 8
     assert row[f"{prefix}/statements"] == ["Paris is the capital of France.", "It is on the Seine."]
     # The best passage speaks for each statement: passage 2 (0.8) and passage 3 (0.6).
     assert row[f"{prefix}/statement_p_supported"] == [pytest.approx(0.8), pytest.approx(0.6)]
@@ -95,18 +101,15 @@ def test_groundedness_asks_each_statement_of_each_passage_then_the_whole_respons
         {"passage": 1, "p": pytest.approx(0.8)},
         {"passage": 2, "p": pytest.approx(0.6)},
     ]
-    assert row[f"{prefix}/response_p_supported"] == pytest.approx(0.9)
     assert row[f"{prefix}/key_terms_not_in_context"] == []
     # Word overlap is reported, not weighed.
     assert row[f"{prefix}/lexical_support"] == 1.0 and row[f"{prefix}/words_not_in_context"] == []
-    p_yes = GROUNDEDNESS_MODEL(
-        {"statements": logit(0.6), "response": logit(0.9), "key_missing": 0.0}
-    )
+    p_yes = grounded_p([0.8, 0.6])
     threshold = NO_RATIONALE.thresholds.get("groundedness", 0.5)
     rating = "yes" if p_yes >= threshold else "no"
     assert row[f"{prefix}/rating"] == rating
     assert row[f"{prefix}/probability"] == pytest.approx(p_yes if rating == "yes" else 1 - p_yes)
-    for k, req in enumerate(fake.asked[:8]):
+    for k, req in enumerate(fake.asked):
         user = req.prompt.user
         # request, one passage, the statement, the question: a statement costs its own tokens
         assert [p.text.split(">")[0] for p in user] == [
@@ -118,37 +121,31 @@ def test_groundedness_asks_each_statement_of_each_passage_then_the_whole_respons
         assert req.rationale is False  # the rationale is written without generating
         assert req.threshold is None  # the combination decides, not the model's label
     assert "It is on the Seine." in fake.asked[4].prompt.user[2].text
-    whole = fake.asked[8].prompt.user
-    assert len(whole) == 7 and FULL.response in whole[5].text  # every passage, whole response
 
 
-@pytest.mark.parametrize(("changed", "missing"), [("3 million", ["3"]), ("Lyon", ["lyon"])])
-def test_groundedness_a_number_or_name_missing_from_the_passages_lowers_p(
-    changed: str, missing: list[str]
-) -> None:
+def test_grounded_p_follows_the_weakest_statement_and_the_mean() -> None:
+    w = GROUNDEDNESS_MODEL.weights
+    assert w["mean"] > 0 and w["min"] > 0  # more support, higher P
+    assert grounded_p([0.9, 0.9]) > grounded_p([0.9, 0.3]) > grounded_p([0.3, 0.3])
+    z = GROUNDEDNESS_MODEL.intercept + (w["mean"] + w["min"]) * logit(0.7)
+    assert grounded_p([0.7]) == pytest.approx(1 / (1 + math.exp(-z)))
+
+
+def test_groundedness_rationale_names_the_weakest_statement_its_passage_and_missing_terms() -> None:
     prefix = "response/llm_judged/groundedness"
-    faithful = replace(FULL, response="Paris is the capital of France.")
-    edited = replace(FULL, response=f"Paris is the capital of France, with {changed} people.")
-    script = [("yes", 0.9)] * 5  # the same verdicts: only the key terms differ
-    opts = JudgeOptions(rationale=True)
-    good, _ = run_one(["groundedness"], faithful, script, opts)
-    bad, _ = run_one(["groundedness"], edited, script, opts)
-    assert bad[f"{prefix}/key_terms_not_in_context"] == missing
-    assert good[f"{prefix}/key_terms_not_in_context"] == []
-
-    def p_yes(row: dict[str, Any]) -> float:
-        p = row[f"{prefix}/probability"]
-        return float(p if row[f"{prefix}/rating"] == "yes" else 1 - p)
-
-    assert p_yes(bad) < p_yes(good)
-    assert "Numbers and names not found in the passages" in bad[f"{prefix}/rationale"]
-    assert bad[f"{prefix}/rationale"].startswith(
-        'Least supported statement: "Paris is the capital of France, with'
+    edited = replace(FULL, response="Paris is the capital of France. It has 3 million people.")
+    script = [("no", 0.9), ("yes", 0.9), ("no", 0.9), ("no", 0.9)]
+    script += [("no", 0.7), ("no", 0.9), ("no", 0.8), ("no", 0.9)]
+    row, _ = run_one(["groundedness"], edited, script, JudgeOptions(rationale=True))
+    assert row[f"{prefix}/key_terms_not_in_context"] == ["3"]
+    assert row[f"{prefix}/rationale"] == (
+        'Least supported statement: "It has 3 million people.", best supported by passage 1 '
+        "(P = 0.30). Numbers and names not found in the passages: 3."
     )
 
 
 def test_groundedness_error_in_one_verdict_fails_the_row() -> None:
-    script: list[object] = ["yes"] * 8 + [Verdict.failed("boom")]
+    script: list[object] = ["yes"] * 7 + [Verdict.failed("boom")]
     row, _ = run_one(["groundedness"], FULL, script)
     assert row["response/llm_judged/groundedness/rating"] is None
     assert row["response/llm_judged/groundedness/probability"] is None

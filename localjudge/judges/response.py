@@ -5,23 +5,26 @@ judge's material) followed by the judge's question.
 groundedness checks support, statement by statement (judges/support.py): each statement of
 the response (the deterministic splitter of answer_relevancy) is asked of each passage on
 its own ("Is the statement supported by the passages above?" after the request and that
-one passage), and the best-supporting passage speaks for the statement; the whole response
-is also asked once after every passage (what a statement means can depend on the one
-before it). The row's P(grounded) is a logistic model fitted across sources
-(docs/agreement.md) on three signals:
+one passage), and the best-supporting passage speaks for the statement. The row's
+P(grounded) is a logistic model fitted across sources (BEGIN, FaithBench, the SummEdits
+domains, plain cases; docs/agreement.md) on the statements' logits:
 
-    min over statements of the best passage's P(yes)   (logit)
-    P(yes) of the whole response against every passage  (logit)
-    share of the response's numbers and names missing from the passages
+    sigmoid(b0 + b1 * mean over statements of logit(best passage's P(yes))
+               + b2 * min over statements of logit(best passage's P(yes))
+               + b3 * log(number of statements))
 
-and the rating is that P against the judge's threshold. Each statement's result names the
-passage that supports it best and how strongly (`statement_evidence`). Word overlap
-(`lexical_support`, `words_not_in_context`) is reported, not weighed: a faithful paraphrase
-uses other words, and a changed number or name leaves nearly every word in place. Every
-prompt starts with the request and a passage, as chunk_relevance's prompt for that passage
-does, so a statement costs only its own tokens and the question's. The rationale is
-written without the model: the least supported statement, quoted, its best passage, and
-the numbers and names not found.
+and the rating is that P against the judge's threshold (a small model's per-statement P is
+noisy, so the minimum alone falls with the number of statements even for faithful long
+answers; the mean and the count correct for that, the minimum keeps one unsupported
+statement from hiding). Each statement's result names the passage that supports it best
+and how strongly (`statement_evidence`). Word overlap (`lexical_support`,
+`words_not_in_context`) and the numbers and names not found in the passages
+(`key_terms_not_in_context`) are reported, not weighed: measured as signals, neither
+improved the combination on held-out sources (a faithful paraphrase uses other words; the
+model already catches a changed number or name). Every prompt starts with the request and
+a passage, as chunk_relevance's prompt for that passage does, so a statement costs only its
+own tokens and the question's. The rationale is written without the model: the least
+supported statement, quoted, its best passage, and the numbers and names not found.
 
 safety asks three questions on the same prefix (request, response): the opposite of the
 judge's, "Does the response help someone cause harm?" (with the model's rationale), "Does
@@ -38,6 +41,7 @@ when the verdict agrees with it; otherwise a sentence gives the three probabilit
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -52,7 +56,6 @@ from localjudge.judges.base import (
     expected_part,
     fence,
     make_prompt,
-    passages,
     question,
     request_part,
     response_part,
@@ -102,13 +105,25 @@ def _guidelines(r: Record) -> list[Part]:
     return [request_part(r), response_part(r), fence("guidelines", items), question(GUIDELINES_Q)]
 
 
-# P(grounded) from the signals (see the module docstring): fitted by
-# scripts/experiments/groundedness_support.py on the default model, leaving one source out
-# (docs/agreement.md).
+# P(grounded) from the statements' best-passage P(yes) (see the module docstring): fitted
+# by scripts/experiments/groundedness_support.py on the default model's verdicts over every
+# source's rows, chosen by leave-one-source-out balanced accuracy (docs/agreement.md).
 GROUNDEDNESS_MODEL = Logistic(
-    intercept=0.0,
-    weights={"statements": 1.0, "response": 1.0, "key_missing": -2.0},
+    intercept=-0.9664,
+    weights={"mean": 0.9993, "min": 1.4896, "log_statements": -0.3049},
 )
+
+
+def grounded_p(best: Sequence[float]) -> float:
+    """P(grounded) from each statement's best-passage P(yes) (GROUNDEDNESS_MODEL)."""
+    logits = [logit(p) for p in best]
+    return GROUNDEDNESS_MODEL(
+        {
+            "mean": sum(logits) / len(logits),
+            "min": min(logits),
+            "log_statements": math.log(len(logits)),
+        }
+    )
 
 
 def statements(r: Record) -> list[str]:
@@ -118,8 +133,8 @@ def statements(r: Record) -> list[str]:
 
 @dataclass(frozen=True)
 class GroundednessJudge(LlmJudgeBase):
-    """groundedness: each statement against each passage, and the whole response against
-    every passage, combined by a fitted logistic model."""
+    """groundedness: each statement against each passage, combined by a fitted logistic
+    model over the statements' best-passage P(yes)."""
 
     name: str = "groundedness"
     step: str = "response"
@@ -131,47 +146,28 @@ class GroundednessJudge(LlmJudgeBase):
     )
 
     def requests(self, record: Record, options: JudgeOptions) -> list[VerdictRequest]:
-        whole = VerdictRequest(
-            prompt=make_prompt(
-                [
-                    request_part(record),
-                    *passages(record),
-                    fence("statement", record.response or ""),
-                    question(GROUNDEDNESS_Q),
-                ]
-            ),
-            labels=self.labels,
-        )
         claims = statement_parts(statements(record))
-        return [*claim_requests(record, claims, GROUNDEDNESS_Q), whole]
+        return claim_requests(record, claims, GROUNDEDNESS_Q)
 
     def fields(
         self, record: Record, verdicts: Sequence[Verdict], options: JudgeOptions
     ) -> dict[str, Any]:
         texts = statements(record)
-        *per_passage, whole = verdicts
-        evidence = best_evidence(per_passage, len(texts))
+        evidence = best_evidence(verdicts, len(texts))
         error = next((v.error for v in verdicts if v.error is not None), None)
         chunks = [c.content or "" for c in record.retrieved_context or ()]
         support, not_found = lexical_support(record.response or "", [record.request, *chunks])
-        key_share, key_missing = missing_key_terms(record.response or "", chunks)
+        key_missing = missing_key_terms(record.response or "", chunks)[1]
         p: float | None = None
         label: str | None = None
         rationale: str | None = None
         known = [e.p for e in evidence if e.p is not None]
-        if error is None and len(known) == len(texts) and whole.label is not None:
+        if error is None and known and len(known) == len(texts):
             weakest = min(range(len(known)), key=known.__getitem__)
-            p = GROUNDEDNESS_MODEL(
-                {
-                    "statements": logit(known[weakest]),
-                    "response": logit(whole.probabilities.get("yes", 0.0)),
-                    "key_missing": key_share or 0.0,
-                }
-            )
+            p = grounded_p(known)
             label = "yes" if p >= options.thresholds.get(self.name, 0.5) else "no"
             if options.rationale:
                 rationale = _rationale(texts[weakest], evidence[weakest], key_missing)
-        p_whole = whole.probabilities.get("yes") if whole.label is not None else None
         return {
             **score_fields(
                 self.prefix, p, label, rationale, error, any(v.truncated for v in verdicts)
@@ -181,7 +177,6 @@ class GroundednessJudge(LlmJudgeBase):
             f"{self.prefix}/statement_evidence": [
                 {"passage": e.passage, "p": round_prob(e.p)} for e in evidence
             ],
-            f"{self.prefix}/response_p_supported": round_prob(p_whole),
             f"{self.prefix}/key_terms_not_in_context": key_missing,
             f"{self.prefix}/lexical_support": round_prob(support),
             f"{self.prefix}/words_not_in_context": not_found,
@@ -194,13 +189,10 @@ class GroundednessJudge(LlmJudgeBase):
         return {
             "question": GROUNDEDNESS_Q,
             "splitter": "lines, then sentences; v1",
-            "layout": "request, one passage, statement, question (each statement x passage); "
-            "request, every passage, whole response, question",
+            "layout": "request, one passage, statement, question (each statement x passage)",
             "combine": GROUNDEDNESS_MODEL.describe()
-            + "; statements = logit(min over statements of max over passages P(yes)), "
-            "response = logit(P(yes) of the whole response), key_missing = share of "
-            "numbers and names not in the passages; rating = P(yes) >= threshold",
-            "key terms": "numbers and capitalised names, not sentence-initial; v1",
+            + "; mean and min over statements of logit(max over passages P(yes)), "
+            "log_statements = log(number of statements); rating = P(yes) >= threshold",
         }
 
 
