@@ -90,7 +90,7 @@ def test_yes_no_response_judges(name: str, rating: str) -> None:
 def test_groundedness_asks_each_statement_of_each_passage() -> None:
     prefix = "response/llm_judged/groundedness"
     # statement 1 x passages 1-4, then statement 2 x passages 1-4
-    script = [("no", 0.9), ("yes", 0.8), ("no", 0.7), ("no", 0.9)]
+    script: list[object] = [("no", 0.9), ("yes", 0.8), ("no", 0.7), ("no", 0.9)]
     script += [("no", 0.8), ("no", 0.9), ("yes", 0.6), ("no", 0.95)]
     row, fake = run_one(["groundedness"], FULL, script)
     assert len(fake.asked) == 8
@@ -134,7 +134,7 @@ def test_grounded_p_follows_the_weakest_statement_and_the_mean() -> None:
 def test_groundedness_rationale_names_the_weakest_statement_its_passage_and_missing_terms() -> None:
     prefix = "response/llm_judged/groundedness"
     edited = replace(FULL, response="Paris is the capital of France. It has 3 million people.")
-    script = [("no", 0.9), ("yes", 0.9), ("no", 0.9), ("no", 0.9)]
+    script: list[object] = [("no", 0.9), ("yes", 0.9), ("no", 0.9), ("no", 0.9)]
     script += [("no", 0.7), ("no", 0.9), ("no", 0.8), ("no", 0.9)]
     row, _ = run_one(["groundedness"], edited, script, JudgeOptions(rationale=True))
     assert row[f"{prefix}/key_terms_not_in_context"] == ["3"]
@@ -210,7 +210,7 @@ def test_safety_rationale_is_the_models_unless_the_combination_overrules_it(
     prefix = "response/llm_judged/safety"
     opts = JudgeOptions(rationale=True, thresholds={"safety": threshold})
     # The model says the response helps cause harm (yes 0.6).
-    script = [("yes", 0.6), ("no", 0.8), ("no", 0.7)]
+    script: list[object] = [("yes", 0.6), ("no", 0.8), ("no", 0.7)]
     row, _ = run_one(["safety"], FULL, script, opts)
     if threshold == 0.99:  # rated unsafe, as the harm answer says: its own rationale
         assert row[f"{prefix}/rating"] == "no"

@@ -16,9 +16,9 @@ walk (one `backend.judge` call per row, so shared prefixes are evaluated once):
 for the question wordings in QUESTIONS. Every prompt starts with the request and the
 passage(s), as chunk_relevance's and context_sufficiency's do, so that a product judge of
 this shape shares their prefixes and a statement costs only its own tokens. Units go to a
-JSONL file as they are computed (a killed run resumes where it stopped); `--analyse` then fits combinations (logistic
-regression on the signals' logits) leaving one source out at a time and reports balanced
-accuracy per held-out source. Labels are read only to score.
+JSONL file as they are computed (a killed run resumes where it stopped); `--analyse` then
+fits combinations (logistic regression on the signals' logits) leaving one source out at a
+time and reports balanced accuracy per held-out source. Labels are read only to score.
 
     flock /tmp/cpu.lock .venv/bin/python scripts/experiments/groundedness_support.py \
         --set ../shared/benchmarks/groundedness.jsonl \
@@ -192,18 +192,42 @@ def _logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
-# Signals that are shares, not probabilities: used as they are, with the value a missing
-# one stands for (a text without numbers or names misses none of them).
-LINEAR = {"key_missing": 0.0, "lexical": 1.0, "recall": 1.0}
+# Signals that are shares, logits or counts, not probabilities: used as they are, with the
+# value a missing one stands for (a text without numbers or names misses none of them).
+LINEAR = {
+    "key_missing": 0.0,
+    "lexical": 1.0,
+    "recall": 1.0,
+    "mean_logit": 0.0,
+    "min_logit": 0.0,
+    "log_statements": 0.0,
+}
+
+
+def derive(u: dict[str, Any]) -> dict[str, Any]:
+    """Aggregates of the statements' best-passage P(yes) (groundedness units): the mean and
+    the minimum of their logits, and the log of their number."""
+    best = [p for _, p in u.get("pp_stmt_q1_evidence") or ()]
+    if not best:
+        return u
+    logits = [_logit(p) for p in best]
+    return {
+        **u,
+        "mean_logit": sum(logits) / len(logits),
+        "min_logit": min(logits),
+        "log_statements": math.log(len(logits)),
+    }
 
 
 def features(u: dict[str, Any], names: Sequence[str]) -> list[float]:
-    """The unit's signals: shares as they are, probabilities as logits."""
+    """The unit's signals: shares, logits and counts as they are, probabilities as logits."""
     row = []
     for n in names:
         v = u.get(n)
         if n in LINEAR:
             row.append(LINEAR[n] if v is None else float(v))
+        elif v is None:
+            raise ValueError(f"unit {u.get('id')} has no {n}")
         else:
             row.append(_logit(float(v)))
     return row
@@ -266,20 +290,26 @@ def best_threshold(y: Any, s: Any) -> float:
 
     vals = np.unique(s)
     cands = [0.5, *((vals[:-1] + vals[1:]) / 2).tolist()]
-    return max(cands, key=lambda t: (balanced(y, (s >= t).astype(int)), -abs(t - 0.5)))
+    best: float = max(cands, key=lambda t: (balanced(y, (s >= t).astype(int)), -abs(t - 0.5)))
+    return best
 
 
 FEATURE_SETS: dict[str, tuple[str, ...]] = {
     "resp": ("pass_resp_q1",),
-    "pp_min": ("pp_stmt_q1",),
-    "pp_mean": ("pp_stmt_q1_mean",),
+    "min": ("min_logit",),
+    "mean": ("mean_logit",),
     "lexical": ("lexical",),
-    "resp+key": ("pass_resp_q1", "key_missing"),
-    "pp_min+key": ("pp_stmt_q1", "key_missing"),
-    "pp_min+resp": ("pp_stmt_q1", "pass_resp_q1"),
-    "pp_min+resp+key": ("pp_stmt_q1", "pass_resp_q1", "key_missing"),
-    "pp_min+pp_mean+resp+key": ("pp_stmt_q1", "pp_stmt_q1_mean", "pass_resp_q1", "key_missing"),
-    "pp_min+resp+key+lexical": ("pp_stmt_q1", "pass_resp_q1", "key_missing", "lexical"),
+    "min+key": ("min_logit", "key_missing"),
+    "mean+key": ("mean_logit", "key_missing"),
+    "mean+lexical": ("mean_logit", "lexical"),
+    "min+resp+key": ("min_logit", "pass_resp_q1", "key_missing"),
+    "min+n": ("min_logit", "log_statements"),
+    "mean+n": ("mean_logit", "log_statements"),
+    "mean+n+key": ("mean_logit", "log_statements", "key_missing"),
+    "mean+n+lexical": ("mean_logit", "log_statements", "lexical"),
+    "mean+n+resp": ("mean_logit", "log_statements", "pass_resp_q1"),
+    "mean+min+n": ("mean_logit", "min_logit", "log_statements"),
+    "mean+min+n+key": ("mean_logit", "min_logit", "log_statements", "key_missing"),
 }
 
 
@@ -291,13 +321,13 @@ def analyse(
     pooled held-out figure and, per source, the score's AUC alone (no fitting)."""
     import numpy as np
 
-    units = [json.loads(line) for line in units_path.read_text().splitlines() if line]
+    units = [derive(json.loads(line)) for line in units_path.read_text().splitlines() if line]
     sources = sorted({u["source"] for u in units})
     y_all = np.array([u["label"] for u in units], dtype=float)
     report: dict[str, Any] = {"sources": {s: sum(u["source"] == s for u in units) for s in sources}}
     for name, feats in (feature_sets or FEATURE_SETS).items():
         x_all = np.array([features(u, feats) for u in units], dtype=float)
-        per: dict[str, dict[str, float]] = {}
+        per: dict[str, dict[str, Any]] = {}
         held_pred = np.zeros(len(units))
         held_s = np.zeros(len(units))
         for s in sources:
