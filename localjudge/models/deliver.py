@@ -26,7 +26,7 @@ from localjudge.errors import (
 from localjudge.models.catalogue import CatalogueEntry, load_catalogue
 from localjudge.models.checks import _CHUNK, _check_gguf_header, _check_size
 from localjudge.models.resolve import ResolvedModel, _resolve_store
-from localjudge.models.store import _entry_dir, _make_dir, _Meta, _read_meta, _write_meta
+from localjudge.models.store import _entry_dir, _make_dir, _read_meta, _write_meta
 
 Log = Callable[[str], None]
 Source = Literal["hub", "pypi", "import"]
@@ -116,18 +116,8 @@ def _stage(
             log(f"recorded SHA-256 of '{model_id}' changes from {old.sha256} to {sha256}")
         final = entry_dir / file_name
         os.replace(tmp, final)
-        stat = final.stat()
-        _write_meta(
-            entry_dir,
-            _Meta(
-                file=file_name,
-                sha256=sha256,
-                size=stat.st_size,
-                mtime_ns=stat.st_mtime_ns,
-                source=source,
-                pinned=entry is not None and entry.pinned,
-            ),
-        )
+        pinned = entry is not None and entry.pinned
+        _write_meta(entry_dir, file_name, sha256, final.stat(), source=source, pinned=pinned)
         if old is not None and old.file != file_name:
             (entry_dir / old.file).unlink(missing_ok=True)
     except BaseException as err:

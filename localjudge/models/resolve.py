@@ -25,7 +25,6 @@ from localjudge.models.catalogue import (
 from localjudge.models.checks import _check_gguf_header, _check_size, _sha256_file
 from localjudge.models.store import (
     _entry_dir,
-    _Meta,
     _read_meta,
     _store_ids,
     _write_json_atomic,
@@ -89,14 +88,11 @@ def _resolve_store(model_id: str, entry: CatalogueEntry | None, *, rehash: bool)
         with contextlib.suppress(OSError):
             _write_meta(
                 entry_dir,
-                _Meta(
-                    file=file_name,
-                    sha256=sha256,
-                    size=stat.st_size,
-                    mtime_ns=stat.st_mtime_ns,
-                    source=meta.source if meta else "import",
-                    pinned=entry is not None and entry.pinned,
-                ),
+                file_name,
+                sha256,
+                stat,
+                source=meta.source if meta else "import",
+                pinned=entry is not None and entry.pinned,
             )
     return ResolvedModel(id=model_id, path=path, sha256=sha256, entry=entry)
 

@@ -76,14 +76,17 @@ def _read_meta(entry_dir: Path) -> _Meta | None:
     return meta if _SHA_RE.fullmatch(meta.sha256) else None
 
 
-def _write_meta(entry_dir: Path, meta: _Meta) -> None:
+def _write_meta(
+    entry_dir: Path, file_name: str, sha256: str, stat: os.stat_result, *, source: str, pinned: bool
+) -> None:
+    """Record the entry's file as it stands (``stat``: its size and mtime_ns) in meta.json."""
     record = {
-        "file": meta.file,
-        "sha256": meta.sha256,
-        "size": meta.size,
-        "mtime_ns": meta.mtime_ns,
-        "source": meta.source,
-        "pinned": meta.pinned,
+        "file": file_name,
+        "sha256": sha256,
+        "size": stat.st_size,
+        "mtime_ns": stat.st_mtime_ns,
+        "source": source,
+        "pinned": pinned,
     }
     _write_json_atomic(entry_dir / "meta.json", record)
 
