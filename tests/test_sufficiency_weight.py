@@ -1,4 +1,4 @@
-"""scripts/sufficiency_weight.py: the blend it scores is the judge's."""
+"""scripts/experiments/sufficiency_weight.py: the blend it scores is the judge's."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from localjudge.judges import JudgeOptions, select
 from localjudge.records import validate_row
 from tests.conftest import load_script
 
-sufficiency_weight = load_script("sufficiency_weight")
+sufficiency_weight = load_script("experiments/sufficiency_weight")
 
 ITEMS = [
     {

@@ -1,4 +1,4 @@
-"""scripts/wording.py: candidate questions scored on the judge's own prompt, negated
+"""scripts/experiments/wording.py: candidate questions scored on the judge's own prompt, negated
 candidates read the other way, and one real run through llama.cpp."""
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from localjudge.judges.kinds import RowJudge
 from localjudge.records import validate_row
 from tests.conftest import LLAMA_NOISE, REPO, SMALL_MODEL, load_script, run_script
 
-SCRIPT = REPO / "scripts" / "wording.py"
+SCRIPT = REPO / "scripts" / "experiments" / "wording.py"
 
 
-wording = load_script("wording")
+wording = load_script("experiments/wording")
 
 
 def _item(request: str, response: str, label: str) -> dict[str, Any]:

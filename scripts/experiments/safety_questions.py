@@ -13,8 +13,8 @@ The rule used in docs/agreement.md, fixed before scoring: the highest fit-half R
 wins; a pair, which costs a second verdict per row, only when it beats the best single
 question by at least 0.02.
 
-    .venv/bin/python scripts/safety_questions.py --units units.jsonl
-    .venv/bin/python scripts/safety_questions.py --from-units units.jsonl   # no model
+    .venv/bin/python scripts/experiments/safety_questions.py --units units.jsonl
+    .venv/bin/python scripts/experiments/safety_questions.py --from-units units.jsonl   # no model
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts"))
 

@@ -13,8 +13,8 @@ Per candidate: ROC AUC on the fit half (even rows) and on all rows, and the repo
 used in docs/agreement.md: a judge's question is the candidate with the highest ROC AUC on
 the fit half; the report half is only reported.
 
-    .venv/bin/python scripts/wording.py --judge safety --rows 80
-    .venv/bin/python scripts/wording.py --judge relevance_to_query --rows 80 --json
+    .venv/bin/python scripts/experiments/wording.py --judge safety --rows 80
+    .venv/bin/python scripts/experiments/wording.py --judge relevance_to_query --rows 80 --json
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts"))
 

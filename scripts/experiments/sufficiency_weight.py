@@ -2,13 +2,13 @@
 """Choose context_sufficiency's blend weight from a run of the model's question alone.
 
 Reads per-row units of context_sufficiency written by `scripts/agreement.py --units` when
-the judge's P(yes) was the model's alone (docs/agreement-1.5b-150rows-3judges-units.jsonl),
+the judge's P(yes) was the model's alone (docs/runs/agreement-1.5b-150rows-3judges-units.jsonl),
 computes each row's answer recall exactly as the judge does (localjudge/judges/lexical.py),
 and scores P = w * recall + (1 - w) * model P(yes) (model alone for yes/no answers) for each
 weight: ROC AUC on the fit half (even rows), the threshold fitted there, and the report half
 (odd rows) at that threshold, as scripts/agreement.py does. No model is run.
 
-    .venv/bin/python scripts/sufficiency_weight.py docs/agreement-1.5b-150rows-3judges-units.jsonl
+    .venv/bin/python scripts/experiments/sufficiency_weight.py UNITS.jsonl
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts"))
 
