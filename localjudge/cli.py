@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import click
 
 from localjudge import __version__
+from localjudge.cli_labels import calibration_option
 from localjudge.errors import LocalJudgeError, OutputError, UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -160,13 +161,9 @@ def _parse_fail_under(values: tuple[str, ...]) -> list[tuple[str, float]]:
     "--strict", is_flag=True, help="Exit 2 on any bad input line, before loading the model."
 )
 @click.option("--verbose", is_flag=True, help="Show llama.cpp's own log lines.")
-@click.option(
-    "--calibration",
-    "calibration_file",
-    type=click.Path(dir_okay=False),
-    metavar="FILE",
-    help="Thresholds (and unsure bands) fitted on your labels by `localjudge calibrate`; "
-    "they override the catalogue's. Refused for another model file.",
+@calibration_option(
+    "Thresholds (and unsure bands) fitted on your labels by `localjudge calibrate`; they "
+    "override the catalogue's."
 )
 def eval_cmd(**kw: Any) -> None:
     """Judge every row of DATA (.jsonl, .json array, .csv, or - for stdin).

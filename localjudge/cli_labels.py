@@ -77,6 +77,28 @@ def _run_options(fn: F) -> F:
     return fn
 
 
+def calibration_option(help_text: str) -> Callable[[F], F]:
+    """--calibration FILE (eval, agreement)."""
+    return click.option(
+        "--calibration",
+        "calibration_file",
+        type=click.Path(dir_okay=False),
+        metavar="FILE",
+        help=help_text + " Refused for another model file.",
+    )
+
+
+def _format_option(what: str) -> Callable[[F], F]:
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["table", "markdown", "json"]),
+        default="table",
+        show_default=True,
+        help=f"How to print {what} on stdout.",
+    )
+
+
 @dataclass
 class LabelledRun:
     labelled: Any  # labelled.LabelledSet
@@ -178,22 +200,11 @@ def _header(run: LabelledRun) -> dict[str, Any]:
 
 @click.command("agreement")
 @_run_options
-@click.option(
-    "--calibration",
-    "calibration_file",
-    type=click.Path(dir_okay=False),
-    metavar="FILE",
-    help="Apply a calibration file's thresholds and unsure bands, as eval would "
-    "(coverage then reports the share of units decided).",
+@calibration_option(
+    "Apply the thresholds and unsure bands a `localjudge calibrate` file holds, as eval "
+    "would (coverage then reports the share of units decided)."
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "markdown", "json"]),
-    default="table",
-    show_default=True,
-    help="How to print the report on stdout.",
-)
+@_format_option("the report")
 def agreement_cmd(calibration_file: str | None, fmt: str, **kw: Any) -> None:
     """How often the judges agree with the labels in LABELLED.
 
@@ -250,14 +261,7 @@ def agreement_cmd(calibration_file: str | None, fmt: str, **kw: Any) -> None:
     show_default=True,
     help="Folds of the cross-validated estimate.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "markdown", "json"]),
-    default="table",
-    show_default=True,
-    help="How to print what was fitted on stdout.",
-)
+@_format_option("what was fitted")
 def calibrate_cmd(
     out_file: str, unsure_target: float | None, folds: int, fmt: str, **kw: Any
 ) -> None:
