@@ -112,11 +112,13 @@ def weighted_auc(y: FloatArray, score: FloatArray, weights: FloatArray) -> Float
     Units with equal scores are pooled: AUC = Σ_k P_k (N_<k + N_k / 2) / (ΣP ΣN), with P_k
     and N_k the weight of yes and no units at the k-th distinct score, N_<k that below it.
     """
-    values, group = np.unique(score, return_inverse=True)
-    onehot = np.zeros((score.size, values.size))
-    onehot[np.arange(score.size), group] = 1.0
-    pos = (weights * y) @ onehot
-    neg = (weights * (1 - y)) @ onehot
+    if score.size == 0:
+        return np.full(weights.shape[0], np.nan)
+    order = np.argsort(score, kind="stable")
+    ordered = score[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    pos = np.add.reduceat((weights * y)[:, order], starts, axis=1)
+    neg = np.add.reduceat((weights * (1 - y))[:, order], starts, axis=1)
     below = np.cumsum(neg, axis=1) - neg
     pairs = pos.sum(axis=1) * neg.sum(axis=1)
     return _div((pos * (below + neg / 2)).sum(axis=1), pairs)
@@ -245,10 +247,16 @@ def fit_threshold(y: Values, p: Values) -> float | None:
     ya, pa = _arr(y), _arr(p)
     if not (ya == 1).any() or not (ya == 0).any():
         return None
+    values, group = np.unique(pa, return_inverse=True)
+    # yes at or above distinct value k: suffix sums of each class's count per value
+    pos_above = np.cumsum(np.bincount(group, weights=ya)[::-1])[::-1]
+    neg_above = np.cumsum(np.bincount(group, weights=1 - ya)[::-1])[::-1]
+    pos_above, neg_above = np.r_[pos_above, 0.0], np.r_[neg_above, 0.0]
     cands = _candidates(pa)
-    preds = (pa[None, :] >= cands[:, None]).astype(np.float64)
-    tpr = (preds @ ya) / ya.sum()
-    tnr = ((1 - preds) @ (1 - ya)) / (1 - ya).sum()
+    # candidate 0 is 0.5; candidate k >= 1 lies between distinct values k-1 and k
+    first = np.r_[np.searchsorted(values, 0.5, side="left"), np.arange(1, values.size)]
+    tpr = pos_above[first] / ya.sum()
+    tnr = 1.0 - neg_above[first] / (1 - ya).sum()
     bal = np.round((tpr + tnr) / 2, 12)
     best = np.flatnonzero(bal == bal.max())
     return float(cands[best[np.argmin(np.abs(cands[best] - 0.5))]])

@@ -164,3 +164,28 @@ def test_leave_one_source_out_fits_on_the_other_sources() -> None:
     assert out["sources"]["b"]["false_yes_rate"]["value"] == 1.0
     assert out["pooled"]["n"] == 8
     assert agreement.leave_one_source_out(y, p, ["a"] * 8) == {}
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 1), st.sampled_from([0.05, 0.3, 0.5, 0.62, 0.7, 0.95])),
+        min_size=2,
+        max_size=25,
+    )
+)
+def test_fit_threshold_is_as_good_as_any_split(pairs: list[tuple[int, float]]) -> None:
+    y = [float(a) for a, _ in pairs]
+    p = [b for _, b in pairs]
+    t = agreement.fit_threshold(y, p)
+    if t is None:
+        assert len(set(y)) == 1
+        return
+    # 0.5 and every split of the scores with units on both sides, by brute force
+    cuts = [0.5, *(c for c in p if c > min(p))]
+
+    def bal(c: float) -> float:
+        value = agreement.balanced_accuracy(y, [1.0 if x >= c else 0.0 for x in p])
+        assert value is not None
+        return value
+
+    assert bal(t) == pytest.approx(max(bal(c) for c in cuts))
