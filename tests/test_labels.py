@@ -33,8 +33,11 @@ def _answer(request: VerdictRequest) -> Answer:
 
 
 class Fake(FakeBackend):
+    made: list[Fake] = []
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(rule=_answer)
+        Fake.made.append(self)
 
     def close(self) -> None:
         pass
@@ -142,6 +145,10 @@ def test_agreement_by_hand(fake_model: ResolvedModel, tmp_path: Path) -> None:
     ]
     assert rel["disagreements"][0]["p_yes"] == pytest.approx(0.4)
     assert set(rel["by_source"]) == {"Set0 part", "Set1 part"}
+    # The judge saw neither labels nor sources.
+    prompts = [r.prompt.user_text() for r in Fake.made[-1].asked]
+    assert len(prompts) == 6 + 12
+    assert not any("yes" in t.split("Question:")[0] or "Set1" in t for t in prompts)
     # chunk_relevance: 12 chunks; chunk 1 is labelled yes (P 0.8 or 0.3), chunk 2 no (0.45).
     chunks = report["judges"]["chunk_relevance"]
     assert chunks["n"] == 12
@@ -269,6 +276,7 @@ def test_eval_applies_a_calibration_and_records_its_hash(
     assert [r[f"{key}/threshold_rating"] for r in rows] == ["yes", "no", "no", "no", "yes"]
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["judges"]["relevance_to_query"]["rows_unsure"] == 2
+    assert "rated unsure (not in the rates): relevance_to_query 2" in run.stdout
     rate = summary["aggregates"][f"{key}/rating/percentage"]
     assert rate["value"] == pytest.approx(2 / 3) and rate["count"] == 3
     import hashlib
