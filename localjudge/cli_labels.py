@@ -13,11 +13,17 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from localjudge.errors import UsageError
+
+if TYPE_CHECKING:
+    from localjudge.calibration import Calibration
+    from localjudge.judges import Judge
+    from localjudge.labelled import LabelledSet
+    from localjudge.models import ResolvedModel
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -101,9 +107,9 @@ def _format_option(what: str) -> Callable[[F], F]:
 
 @dataclass
 class LabelledRun:
-    labelled: Any  # labelled.LabelledSet
-    judges: list[Any]  # the judges measured
-    model: Any  # models.ResolvedModel
+    labelled: LabelledSet
+    judges: list[Judge]  # the judges measured
+    model: ResolvedModel
     thresholds: dict[str, float]  # every judge's threshold in this run
     results: list[dict[str, Any]]
     seconds: float
@@ -120,7 +126,7 @@ def _run_labelled(
     injection_guard: bool,
     seed: int,
     verbose: bool,
-    calibration: Any = None,
+    calibration: Calibration | None = None,
 ) -> LabelledRun:
     """Read LABELLED, choose the judges, check the model (and calibration), and judge."""
     from localjudge import api, judges, labelled
@@ -138,9 +144,10 @@ def _run_labelled(
     names = [n.strip() for n in judge_names.split(",") if n.strip()] if judge_names else have
     for name in names:
         if name not in available:
+            what = "unknown judge" if judge_names else "labels for unknown judge"
             raise UsageError(
-                f"labels for unknown judge '{name}' (see `localjudge judges list`; custom judges "
-                "need --judge-file; --judges chooses which labels to use)"
+                f"{what} '{name}' (see `localjudge judges list`; custom judges need "
+                "--judge-file; --judges chooses which labels to use)"
             )
         if not labelled.comparable(available[name]):
             raise UsageError(

@@ -140,6 +140,8 @@ def test_agreement_script_runs_through_llama_cpp(small_model: Path, tmp_path: Pa
         "correctness,chunk_relevance,answer_relevancy,document_recall",
         "--units",
         units_path,
+        "--set",
+        REPO / "tests" / "data" / "labelled_small.jsonl",
         "--json",
     )
     assert proc.code == 0, proc.stderr
@@ -148,9 +150,17 @@ def test_agreement_script_runs_through_llama_cpp(small_model: Path, tmp_path: Pa
     assert report["model"] == SMALL_MODEL and report["rows_per_set"] == 4
     judges = report["judges"]
     assert set(judges) == {"correctness", "chunk_relevance", "answer_relevancy", "document_recall"}
-    # Halves by parity: rows 0 and 2 fit, 1 and 3 report.
-    assert judges["correctness"]["report_half_fitted"]["n"] == 2
-    assert judges["correctness"]["all_rows_argmax"]["n"] == 4
+    # Halves by parity within each set: rows 0 and 2 fit, 1 and 3 report; 4 rows of the
+    # benchmark and 4 of the --set file, whose label keys add it to three judges.
+    assert judges["correctness"]["report_half_fitted"]["n"] == 4
+    assert judges["correctness"]["all_rows_argmax"]["n"] == 8
+    assert len(report["sets"]["correctness"]) == 2 and report["sets"]["document_recall"] == [
+        str(agreement.BENCHMARKS / "document_recall.jsonl")
+    ]
+    sources = {"EVOUNA NQ", "EVOUNA TQ", "plain capitals", "plain science"}
+    assert set(judges["correctness"]["by_source"]) == sources
+    loso = judges["correctness"]["leave_one_source_out"]
+    assert set(loso["sources"]) == sources and loso["pooled"]["n"] <= 8
     assert 0.0 <= judges["correctness"]["threshold"] <= 1.0
     # document_recall needs no model and agrees with its labels by construction.
     assert judges["document_recall"]["all_rows_argmax"]["accuracy"]["value"] == 1.0

@@ -175,7 +175,7 @@ def test_agreement_table_and_markdown(fake_model: ResolvedModel, tmp_path: Path)
     ("judges", "message"),
     [
         ("safety", "no row has a label for safety"),
-        ("nonsense", "labels for unknown judge 'nonsense'"),
+        ("nonsense", "unknown judge 'nonsense'"),
         ("document_recall", "document_recall gives no yes/no verdict"),
     ],
 )
@@ -184,6 +184,14 @@ def test_agreement_refuses_judges_it_cannot_measure(
 ) -> None:
     result = invoke("agreement", labelled_file(tmp_path), "--judges", judges)
     assert result.exit_code == 2 and message in result.stderr
+
+
+def test_labels_for_an_unknown_judge_exit_2(fake_model: ResolvedModel, tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "l.jsonl", [{"request": "q", "response": "a", "labels": {"tone": "yes"}}]
+    )
+    result = invoke("agreement", path)
+    assert result.exit_code == 2 and "labels for unknown judge 'tone'" in result.stderr
 
 
 def test_agreement_without_labelled_rows_exits_2(fake_model: ResolvedModel, tmp_path: Path) -> None:
