@@ -43,6 +43,8 @@ from localjudge.errors import UsageError
 
 FOLDS = 5
 CV_SEED = 20241121
+# Fewer labels than this of either class get a warning: the fit is mostly noise.
+FEW = 10
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,12 @@ def fit_judge(
         out["notes"].append("the labels hold one class only: label both yes and no units")
         return out
     out["threshold"] = threshold
+    n_yes, n_no = out["n_yes"], out["n"] - out["n_yes"]
+    if min(n_yes, n_no) < FEW:
+        out["notes"].append(
+            f"only {n_yes} yes and {n_no} no labels: the fitted threshold is a rough guess "
+            f"(label at least {FEW} of each; 50-100 rows in all)"
+        )
 
     def fit_rule(yy: Any, pp: Any) -> Rule | None:
         t = agreement.fit_threshold(yy, pp)
