@@ -172,3 +172,30 @@ def test_agreement_script_runs_through_llama_cpp(small_model: Path, tmp_path: Pa
     rated = sum(relevancy["statement_ratings"].values())
     assert rated == sum(len(u["statement_p"]) for u in units if u["judge"] == "answer_relevancy")
     assert [b["band"] for b in relevancy["unsure_bands"]] == [*agreement.BANDS, None]
+
+
+def test_script_measures_set_files_on_the_fake_backend(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from localjudge.models import ResolvedModel
+    from tests.test_labels import Fake, labelled_file
+
+    model = ResolvedModel("fake-model", tmp_path / "fake.gguf", "ab" * 32, None)
+    monkeypatch.setattr(agreement, "resolve_for_eval", lambda spec: model)
+    monkeypatch.setattr(agreement, "LlamaBackend", Fake)
+    path = labelled_file(tmp_path)
+    code = agreement.main(
+        ["--sets-only", "--set", str(path), "--judges", "relevance_to_query,safety", "--json"]
+    )
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["sets"] == {"relevance_to_query": [str(path)], "safety": []}
+    rel = report["judges"]["relevance_to_query"]
+    assert "safety" not in report["judges"]  # no labelled set: skipped
+    # Labelled rows (P 0.9, 0.7, 0.4, 0.2, 0.6, 0.1); the even ones fit: 0.9 yes, 0.4 yes,
+    # 0.6 no. At 0.5 two are wrong (0.25); at 0.75 only 0.4 (0.75).
+    assert rel["threshold"] == pytest.approx(0.75)
+    assert rel["all_rows_argmax"]["balanced_accuracy"]["value"] == pytest.approx(2 / 3)
+    # Sources by row parity: "Set1 part" (rows 1, 3, 5), "Set0 part" (2, 4, 6).
+    assert set(rel["leave_one_source_out"]["sources"]) == {"Set0 part", "Set1 part"}
+    assert rel["leave_one_source_out"]["pooled"]["n"] == 6
