@@ -327,7 +327,7 @@ def stratified_folds(
     return fold_of_group[group]
 
 
-def cross_validate(
+def out_of_fold(
     y: Values,
     p: Values,
     fit: Fitter,
@@ -335,11 +335,10 @@ def cross_validate(
     folds: int = 5,
     groups: Sequence[int] | None = None,
     seed: int = scoring.BOOTSTRAP_SEED,
-) -> dict[str, Any] | None:
-    """Out-of-fold agreement of the rules `fit` makes: each fold is decided by the rule
-    fitted on the other folds; the pooled verdicts are scored with `agreement`. The number
-    of folds is cut to what the rarer class allows; None below 2 folds or when a fold's
-    rule cannot be fitted."""
+) -> tuple[int, FloatArray, BoolArray] | None:
+    """(folds, verdicts, decided) with each fold decided by the rule `fit` makes on the
+    other folds (stratified_folds). The number of folds is cut to what the rarer class
+    allows; None below 2 folds or when a fold's rule cannot be fitted."""
     ya, pa = _arr(y), _arr(p)
     folds = min(folds, int(min((ya == 1).sum(), (ya == 0).sum())))
     if folds < 2:
@@ -353,7 +352,53 @@ def cross_validate(
         if rule is None:
             return None
         pred[held], decided[held] = rule.decide(pa[held])
-    return {"folds": folds, **agreement(ya, pred, pa, decided=decided, groups=groups)}
+    return folds, pred, decided
+
+
+def cross_validate(
+    y: Values,
+    p: Values,
+    fit: Fitter,
+    *,
+    folds: int = 5,
+    groups: Sequence[int] | None = None,
+    seed: int = scoring.BOOTSTRAP_SEED,
+) -> dict[str, Any] | None:
+    """`agreement` of the out-of-fold verdicts (out_of_fold), with the number of folds."""
+    found = out_of_fold(y, p, fit, folds=folds, groups=groups, seed=seed)
+    if found is None:
+        return None
+    n, pred, decided = found
+    return {"folds": n, **agreement(y, pred, p, decided=decided, groups=groups)}
+
+
+def difference(
+    y: Values,
+    pred_a: Values,
+    pred_b: Values,
+    *,
+    groups: Sequence[int] | None = None,
+    seed: int = scoring.BOOTSTRAP_SEED,
+    resamples: int = scoring.BOOTSTRAP_RESAMPLES,
+) -> dict[str, Any]:
+    """Balanced accuracy of verdicts a minus that of verdicts b on the same units, with a
+    paired bootstrap interval (both scored on each resample), from 10 units up."""
+    ya, a, b = _arr(y), _arr(pred_a), _arr(pred_b)
+    ones = np.ones((1, ya.size))
+    point = (
+        confusion_metrics(ya, a, ones)["balanced_accuracy"]
+        - confusion_metrics(ya, b, ones)["balanced_accuracy"]
+    )[0]
+    if np.isnan(point):
+        return Estimate(None).as_dict()
+    if ya.size < scoring.MIN_ROWS_FOR_INTERVAL:
+        return Estimate(float(point)).as_dict()
+    w = _resample_weights(ya.size, groups, seed, resamples)
+    samples = (
+        confusion_metrics(ya, a, w)["balanced_accuracy"]
+        - confusion_metrics(ya, b, w)["balanced_accuracy"]
+    )
+    return Estimate(float(point), *_interval(samples)).as_dict()
 
 
 def leave_one_source_out(

@@ -17,7 +17,9 @@ cv_balanced_accuracy = 0.81
 Fitting (`fit_judge`): the threshold that maximises balanced accuracy on the labelled
 units (agreement.fit_threshold); its agreement is estimated by stratified k-fold cross-
 validation (fixed seed): each fold decided by the threshold fitted on the others. The
-catalogue's threshold needs no fit, so its agreement on all units is shown beside it.
+catalogue's threshold needs no fit, so its agreement on all units is shown beside it, and
+`cv_gain` is the difference (cross-validated minus current balanced accuracy, paired
+bootstrap interval).
 With a target, the band is the one that keeps the most units decided while balanced
 accuracy on the decided units reaches the target (agreement.fit_band), cross-validated
 the same way (threshold and band fitted on the other folds).
@@ -182,9 +184,15 @@ def fit_judge(
         t = agreement.fit_threshold(yy, pp)
         return None if t is None else Rule(t)
 
-    out["cv"] = agreement.cross_validate(ya, pa, fit_rule, folds=folds, groups=groups, seed=CV_SEED)
-    if out["cv"] is None:
+    found = agreement.out_of_fold(ya, pa, fit_rule, folds=folds, groups=groups, seed=CV_SEED)
+    if found is None:
+        out["cv"] = None
         out["notes"].append("too few labels of one class for a cross-validated estimate")
+    else:
+        k, pred, _ = found
+        out["cv"] = {"folds": k, **agreement.agreement(ya, pred, pa, groups=groups)}
+        current_pred, _ = Rule(current).decide(pa)
+        out["cv_gain"] = agreement.difference(ya, pred, current_pred, groups=groups)
     if unsure_target is not None:
         band = agreement.fit_band(ya, pa, threshold, unsure_target)
         if band is None:
@@ -225,6 +233,7 @@ def judge_entry(fit: Mapping[str, Any]) -> dict[str, Any]:
         "cv_kappa": _value(cv, "kappa"),
         "current_threshold": fit["current_threshold"],
         "current_balanced_accuracy": _value(fit["current"], "balanced_accuracy"),
+        "cv_gain": (fit.get("cv_gain") or {}).get("value"),
         "cv_coverage": _value(banded, "coverage"),
         "cv_balanced_accuracy_decided": _value(banded, "balanced_accuracy"),
     }

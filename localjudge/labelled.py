@@ -293,12 +293,14 @@ def judge_report(
     return out
 
 
-def fmt_estimate(est: Mapping[str, Any] | None, digits: int = 2) -> str:
+def fmt_estimate(est: Mapping[str, Any] | None, digits: int = 2, signed: bool = False) -> str:
+    """ "0.81 [0.72, 0.88]", the value alone without an interval, "-" without a value."""
     if not est or est.get("value") is None:
         return "-"
+    sign = "+" if signed else ""
     low, high = est["ci95"]
-    value = f"{est['value']:.{digits}f}"
-    return value if low is None else f"{value} [{low:.{digits}f}, {high:.{digits}f}]"
+    value = f"{est['value']:{sign}.{digits}f}"
+    return value if low is None else f"{value} [{low:{sign}.{digits}f}, {high:{sign}.{digits}f}]"
 
 
 COLUMNS = (

@@ -189,3 +189,13 @@ def test_fit_threshold_is_as_good_as_any_split(pairs: list[tuple[int, float]]) -
         return value
 
     assert bal(t) == pytest.approx(max(bal(c) for c in cuts))
+
+
+def test_paired_difference_of_balanced_accuracy() -> None:
+    y = Y * 2
+    better = Y * 2  # every verdict right
+    out = agreement.difference(y, better, PRED * 2)
+    assert out["value"] == pytest.approx(1 - (3 / 4 + 4 / 6) / 2)
+    low, high = out["ci95"]
+    assert low is not None and high is not None and 0 < low <= out["value"] <= high
+    assert agreement.difference([1, 1], [1, 0], [0, 0])["value"] is None

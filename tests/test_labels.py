@@ -228,6 +228,9 @@ def test_calibrate_fits_the_threshold_and_records_the_model(
     assert entry["current_threshold"] == 0.5
     assert entry["current_balanced_accuracy"] == pytest.approx(2 / 3)
     assert entry["cv_folds"] == 3 and 0.0 <= entry["cv_balanced_accuracy"] <= 1.0
+    assert entry["cv_gain"] == pytest.approx(
+        entry["cv_balanced_accuracy"] - entry["current_balanced_accuracy"]
+    )
     assert "unsure_low" not in entry
     assert "only 3 yes and 3 no labels" in result.stderr
     printed = json.loads(result.stdout)
