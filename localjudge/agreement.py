@@ -23,7 +23,7 @@ measured on the decided units and `coverage` is their share.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -154,20 +154,39 @@ def roc_auc(y: Values, score: Values) -> float | None:
     return _point(_arr(y), np.zeros(s.size), s)["auc"]
 
 
-def _resample_weights(
+# Resamples drawn at a time: bounds memory at BATCH x units weights.
+BATCH = 250
+
+
+def _resamples(
     n: int, groups: Sequence[int] | None, seed: int, resamples: int
-) -> FloatArray:
-    """(resamples, n): how often each unit is drawn, resampling whole groups."""
+) -> Iterator[FloatArray]:
+    """Bootstrap weights in batches of (≤ BATCH, n): how often each unit is drawn, whole
+    groups at a time (units of one group are drawn together)."""
     if groups is None:
         group = np.arange(n)
     else:
         _, group = np.unique(np.asarray(groups), return_inverse=True)
     n_groups = int(group.max()) + 1 if n else 0
     rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n_groups, size=(resamples, n_groups))
-    counts = np.zeros((resamples, n_groups))
-    np.add.at(counts, (np.arange(resamples)[:, None], draws), 1.0)
-    return counts[:, group]
+    for start in range(0, resamples, BATCH):
+        size = min(BATCH, resamples - start)
+        draws = rng.integers(0, n_groups, size=(size, n_groups))
+        counts = np.zeros((size, n_groups))
+        np.add.at(counts, (np.arange(size)[:, None], draws), 1.0)
+        yield counts[:, group]
+
+
+def _bootstrap(
+    n: int,
+    groups: Sequence[int] | None,
+    seed: int,
+    resamples: int,
+    statistics: Callable[[FloatArray], dict[str, FloatArray]],
+) -> dict[str, FloatArray]:
+    """`statistics` (a dict of per-resample arrays) over every bootstrap resample."""
+    batches = [statistics(w) for w in _resamples(n, groups, seed, resamples)]
+    return {k: np.concatenate([b[k] for b in batches]) for k in batches[0]}
 
 
 def _interval(samples: FloatArray) -> tuple[float | None, float | None]:
@@ -205,11 +224,15 @@ def agreement(
     if ya.size < scoring.MIN_ROWS_FOR_INTERVAL:
         ests = {k: Estimate(v) for k, v in point.items()}
     else:
-        w = _resample_weights(ya.size, groups, seed, resamples)
-        samples = confusion_metrics(ya, pa, w * dm)
-        if sa is not None:
-            samples["auc"] = weighted_auc(ya, sa, w)
-        samples["coverage"] = _div(w @ dm.astype(np.float64), w.sum(axis=1))
+
+        def statistics(w: FloatArray) -> dict[str, FloatArray]:
+            out = confusion_metrics(ya, pa, w * dm)
+            if sa is not None:
+                out["auc"] = weighted_auc(ya, sa, w)
+            out["coverage"] = _div(w @ dm.astype(np.float64), w.sum(axis=1))
+            return out
+
+        samples = _bootstrap(ya.size, groups, seed, resamples, statistics)
         ests = {
             k: Estimate(v, *(_interval(samples[k]) if v is not None else (None, None)))
             for k, v in point.items()
@@ -393,11 +416,12 @@ def difference(
         return Estimate(None).as_dict()
     if ya.size < scoring.MIN_ROWS_FOR_INTERVAL:
         return Estimate(float(point)).as_dict()
-    w = _resample_weights(ya.size, groups, seed, resamples)
-    samples = (
-        confusion_metrics(ya, a, w)["balanced_accuracy"]
-        - confusion_metrics(ya, b, w)["balanced_accuracy"]
-    )
+
+    def statistics(w: FloatArray) -> dict[str, FloatArray]:
+        bal_a = confusion_metrics(ya, a, w)["balanced_accuracy"]
+        return {"difference": bal_a - confusion_metrics(ya, b, w)["balanced_accuracy"]}
+
+    samples = _bootstrap(ya.size, groups, seed, resamples, statistics)["difference"]
     return Estimate(float(point), *_interval(samples)).as_dict()
 
 
