@@ -350,7 +350,7 @@ def stratified_folds(
     return fold_of_group[group]
 
 
-def out_of_fold(
+def cross_validate(
     y: Values,
     p: Values,
     fit: Fitter,
@@ -358,10 +358,13 @@ def out_of_fold(
     folds: int = 5,
     groups: Sequence[int] | None = None,
     seed: int = scoring.BOOTSTRAP_SEED,
-) -> tuple[int, FloatArray, BoolArray] | None:
-    """(folds, verdicts, decided) with each fold decided by the rule `fit` makes on the
-    other folds (stratified_folds). The number of folds is cut to what the rarer class
-    allows; None below 2 folds or when a fold's rule cannot be fitted."""
+    baseline: Values | None = None,
+) -> dict[str, Any] | None:
+    """`agreement` of out-of-fold verdicts: each fold (stratified_folds) is decided by the
+    rule `fit` makes on the other folds. With `baseline` verdicts, "gain" is the balanced
+    accuracy of the out-of-fold verdicts minus the baseline's (`difference`). The number of
+    folds is cut to what the rarer class allows; None below 2 folds or when a fold's rule
+    cannot be fitted."""
     ya, pa = _arr(y), _arr(p)
     folds = min(folds, int(min((ya == 1).sum(), (ya == 0).sum())))
     if folds < 2:
@@ -375,24 +378,10 @@ def out_of_fold(
         if rule is None:
             return None
         pred[held], decided[held] = rule.decide(pa[held])
-    return folds, pred, decided
-
-
-def cross_validate(
-    y: Values,
-    p: Values,
-    fit: Fitter,
-    *,
-    folds: int = 5,
-    groups: Sequence[int] | None = None,
-    seed: int = scoring.BOOTSTRAP_SEED,
-) -> dict[str, Any] | None:
-    """`agreement` of the out-of-fold verdicts (out_of_fold), with the number of folds."""
-    found = out_of_fold(y, p, fit, folds=folds, groups=groups, seed=seed)
-    if found is None:
-        return None
-    n, pred, decided = found
-    return {"folds": n, **agreement(y, pred, p, decided=decided, groups=groups)}
+    out = {"folds": folds, **agreement(ya, pred, pa, decided=decided, groups=groups)}
+    if baseline is not None:
+        out["gain"] = difference(ya, pred, baseline, groups=groups)
+    return out
 
 
 def difference(

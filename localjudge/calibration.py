@@ -184,15 +184,17 @@ def fit_judge(
         t = agreement.fit_threshold(yy, pp)
         return None if t is None else Rule(t)
 
-    found = agreement.out_of_fold(ya, pa, fit_rule, folds=folds, groups=groups, seed=CV_SEED)
-    if found is None:
-        out["cv"] = None
+    out["cv"] = agreement.cross_validate(
+        ya,
+        pa,
+        fit_rule,
+        folds=folds,
+        groups=groups,
+        seed=CV_SEED,
+        baseline=Rule(current).decide(pa)[0],
+    )
+    if out["cv"] is None:
         out["notes"].append("too few labels of one class for a cross-validated estimate")
-    else:
-        k, pred, _ = found
-        out["cv"] = {"folds": k, **agreement.agreement(ya, pred, pa, groups=groups)}
-        current_pred, _ = Rule(current).decide(pa)
-        out["cv_gain"] = agreement.difference(ya, pred, current_pred, groups=groups)
     if unsure_target is not None:
         band = agreement.fit_band(ya, pa, threshold, unsure_target)
         if band is None:
@@ -233,7 +235,7 @@ def judge_entry(fit: Mapping[str, Any]) -> dict[str, Any]:
         "cv_kappa": _value(cv, "kappa"),
         "current_threshold": fit["current_threshold"],
         "current_balanced_accuracy": _value(fit["current"], "balanced_accuracy"),
-        "cv_gain": (fit.get("cv_gain") or {}).get("value"),
+        "cv_gain": _value(cv, "gain"),
         "cv_coverage": _value(banded, "coverage"),
         "cv_balanced_accuracy_decided": _value(banded, "balanced_accuracy"),
     }

@@ -364,7 +364,7 @@ def calibration_table(
                 fmt_estimate(f["current"].get("balanced_accuracy")),
                 f"{f['threshold']:.3f}" if "threshold" in f else "-",
                 fmt_estimate((f.get("cv") or {}).get("balanced_accuracy")),
-                fmt_estimate(f.get("cv_gain"), signed=True),
+                fmt_estimate((f.get("cv") or {}).get("gain"), signed=True),
                 f"[{band[0]:.3f}, {band[1]:.3f})" if band else "-",
                 fmt_estimate(banded.get("coverage")),
                 fmt_estimate(banded.get("balanced_accuracy")),

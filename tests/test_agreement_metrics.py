@@ -149,6 +149,9 @@ def test_cross_validation_decides_each_fold_by_the_others() -> None:
         agreement.balanced_accuracy(y, [1.0 if x >= 0.5 else 0.0 for x in p])
     )
     assert agreement.cross_validate([1, 0, 0], [0.9, 0.1, 0.2], fit) is None  # one yes
+    # Against itself as the baseline, a rule gains nothing.
+    same = agreement.cross_validate(y, p, fit, folds=3, baseline=[x >= 0.5 for x in p])
+    assert same is not None and same["gain"]["value"] == 0.0
 
 
 def test_leave_one_source_out_fits_on_the_other_sources() -> None:
