@@ -16,6 +16,7 @@ from typing import Any
 from localjudge import scoring
 from localjudge.engine.base import Backend, VerdictRequest
 from localjudge.judges import ChunkScoreJudge, Judge, JudgeOptions, guard, select
+from localjudge.judges.base import unsure_fields
 from localjudge.records import BadRecord, Record, RecordSet
 
 
@@ -62,6 +63,9 @@ def judge_row(
     for judge, _, _ in spans:
         if isinstance(judge, ChunkScoreJudge):
             fields.update(judge.score_fields(fields))
+        band = options.unsure_bands.get(judge.name)
+        if band is not None:
+            fields.update(unsure_fields(f"{judge.step}/llm_judged/{judge.name}", fields, band))
     row = base_fields(original)
     if options.guard:
         row["guard/removed"] = [{"field": r.field, "text": r.text} for r in removed]
@@ -144,6 +148,12 @@ def summarise(results: Sequence[dict[str, Any]], judges: Sequence[Judge]) -> dic
             "rows_skipped": sum(1 for r in valid if judge.name in r.get("judges_skipped", ())),
             "verdict_errors": errors,
         }
+        # Rows rated unsure inside a calibration's band: counted, left out of the rate.
+        banded = f"{judge.step}/llm_judged/{judge.name}/threshold_rating"
+        if any(banded in r for r in valid):
+            per_judge[judge.name]["rows_unsure"] = sum(
+                1 for r in valid if r.get(main_field or "") == "unsure"
+            )
         for metric in metrics:
             values = [r.get(metric.field) for r in valid if metric.field in r]
             if metric.kind == "rating":

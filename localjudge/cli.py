@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import click
 
 from localjudge import __version__
+from localjudge.cli_labels import calibration_option
 from localjudge.errors import LocalJudgeError, OutputError, UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -160,6 +161,10 @@ def _parse_fail_under(values: tuple[str, ...]) -> list[tuple[str, float]]:
     "--strict", is_flag=True, help="Exit 2 on any bad input line, before loading the model."
 )
 @click.option("--verbose", is_flag=True, help="Show llama.cpp's own log lines.")
+@calibration_option(
+    "Thresholds (and unsure bands) fitted on your labels by `localjudge calibrate`; they "
+    "override the catalogue's."
+)
 def eval_cmd(**kw: Any) -> None:
     """Judge every row of DATA (.jsonl, .json array, .csv, or - for stdin).
 
@@ -191,8 +196,9 @@ def _eval(
     fmt: str,
     strict: bool,
     verbose: bool,
+    calibration_file: str | None = None,
 ) -> int:
-    from localjudge import api, judges, models, output
+    from localjudge import api, calibration, judges, models, output
     from localjudge.engine.base import BackendStats
     from localjudge.engine.llama import LlamaBackend, physical_cores
     from localjudge.records import read_records
@@ -211,10 +217,19 @@ def _eval(
         if name not in by_name:
             raise UsageError(f"--fail-under {name}: not among the judges of this run")
 
+    cal = calibration.load(calibration_file) if calibration_file else None
     resolved = models.resolve_for_eval(model_spec)
     entry = resolved.entry
     thresholds = dict(entry.thresholds) if entry else {}
-    options = judges.JudgeOptions(rationale=rationale, thresholds=thresholds, guard=injection_guard)
+    if cal is not None:
+        cal.check_model(resolved.id, resolved.sha256)
+        thresholds.update(cal.thresholds)
+    options = judges.JudgeOptions(
+        rationale=rationale,
+        thresholds=thresholds,
+        guard=injection_guard,
+        unsure_bands=cal.bands if cal else {},
+    )
     threads = threads or physical_cores()
     # The parsed rows (not the file bytes: stdin has no file) identify the input.
     input_hash = hashlib.sha256(repr(rows).encode("utf-8")).hexdigest()
@@ -235,6 +250,8 @@ def _eval(
         "input": {"path": data, "rows": len(rows), "sha256": input_hash},
         "command_line": sys.argv,
     }
+    if cal is not None:
+        manifest["calibration"] = {**cal.manifest(), "unsure_bands": dict(cal.bands)}
     writer = output.ResultsWriter(Path(out_dir), manifest, resume=resume, overwrite=overwrite)
     if writer.done > len(rows):
         raise OutputError(
@@ -384,9 +401,12 @@ def judges_show(name: str, judge_file: str | None) -> None:
 
 
 def _register_models() -> None:
+    from localjudge.cli_labels import agreement_cmd, calibrate_cmd
     from localjudge.cli_models import models_group
 
     cli.add_command(models_group, "models")
+    cli.add_command(agreement_cmd, "agreement")
+    cli.add_command(calibrate_cmd, "calibrate")
 
 
 _register_models()

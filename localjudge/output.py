@@ -263,6 +263,12 @@ def render(summary: Mapping[str, Any], fmt: str, out_dir: Path | None = None) ->
         f"rows read: {summary['rows_read']}  input errors: {summary['rows_with_input_errors']}"
         f"  verdict errors: {summary['verdicts_with_errors']}"
     )
+    judges = summary.get("judges", {})
+    unsure = {k: v["rows_unsure"] for k, v in judges.items() if "rows_unsure" in v}
+    if unsure:  # rows inside a calibration's unsure band: left out of the rates above
+        footer += "\nrated unsure (not in the rates): " + ", ".join(
+            f"{k} {n}" for k, n in unsure.items()
+        )
     if fmt == "markdown":
         lines = ["| " + " | ".join(header) + " |", "|---|---:|---|---:|"]
         lines += ["| " + " | ".join(r) + " |" for r in rows]

@@ -125,5 +125,5 @@ def aggregate(values: Iterable[float | None]) -> Aggregate:
 
 
 def rating_percentage(ratings: Iterable[str | None]) -> Aggregate:
-    """Share of "yes" among rows with a rating (yes or no); None ratings are left out."""
-    return aggregate(None if r is None else (1.0 if r == "yes" else 0.0) for r in ratings)
+    """Share of "yes" among rows rated yes or no; None and "unsure" ratings are left out."""
+    return aggregate({"yes": 1.0, "no": 0.0}.get(r) if r is not None else None for r in ratings)

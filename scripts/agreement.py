@@ -3,20 +3,33 @@
 
 Runs the same code path as `localjudge eval` (records.validate_row, judges.select,
 api.evaluate on the llama.cpp backend, no rationale: verdicts are the same either way)
-and reports per judge, and per source dataset within a judge: rows, accuracy, balanced
-accuracy, Cohen's kappa and ROC AUC from the verdict probabilities, each with a bootstrap
-95% interval (per chunk for chunk_relevance; document_recall exactly, no model).
+and reports per judge, and per source within a judge: units, accuracy, balanced accuracy,
+Cohen's kappa, ROC AUC from the verdict probabilities, false-yes and false-no rates, each
+with a bootstrap 95% interval (localjudge.agreement; per chunk for chunk_relevance, chunks
+of one row resampled together; document_recall exactly, no model).
 
-Each dev set is split in two halves by row parity (even rows: fit, odd rows: report).
-A per-judge decision threshold on P(yes) is fitted on the fit half (the value that
-maximises balanced accuracy there) and reported on the other half, next to the plain
-argmax rule (threshold 0.5). `--write-thresholds` stores the fitted values in the model
+Each set is split in two halves by row parity within its file (even rows: fit, odd rows:
+report). A per-judge decision threshold on P(yes) is fitted on the fit half (the value
+that maximises balanced accuracy there) and reported on the other half, next to the plain
+argmax rule (threshold 0.5); per source, on the report half. Leave one source out: for
+each source, the threshold fitted on all rows of the other sources, reported on all rows
+of this one ("pooled": every held-out verdict together). A row's source is the leading
+words of its `source` field (localjudge.labelled.source_name: "SummEdits samsum",
+"FaithBench", "EVOUNA NQ"). `--write-thresholds` stores the fitted values in the model
 catalogue (merged into the model's `thresholds` table; other judges' values are kept).
 Labels are read only to score; the judge never sees them or the row's source.
+
+The sets: ../shared/benchmarks/JUDGE.jsonl for each judge, plus every `--set FILE` (any
+labelled JSONL; each label key of its rows adds those rows to that judge), or only the
+`--set` files with `--sets-only`.
 
     .venv/bin/python scripts/agreement.py                         # default model, all rows
     .venv/bin/python scripts/agreement.py --model qwen2.5-coder-1.5b-instruct-q4_k_m --rows 60
     .venv/bin/python scripts/agreement.py --json
+    # groundedness on BEGIN, FaithBench and the 8 SummEdits domains:
+    .venv/bin/python scripts/agreement.py --judges groundedness \
+        --set ../shared/benchmarks/groundedness_summedits.jsonl
+    .venv/bin/python scripts/agreement.py --sets-only --set tests/data/plain/groundedness.jsonl
     .venv/bin/python scripts/agreement.py --judges answer_relevancy --rows 40   # proxy, below
 
 answer_relevancy (opt-in) has no labelled set: its score is ranked against the row-level
@@ -28,6 +41,7 @@ probabilities with every band width in BANDS (and with the plain mean P(yes)).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -36,17 +50,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from localjudge import api, scoring  # noqa: E402
+from localjudge import api, labelled, scoring  # noqa: E402
+from localjudge.agreement import Rule, at_rule, leave_one_source_out  # noqa: E402
+from localjudge.agreement import fit_threshold as fit_on  # noqa: E402
+from localjudge.agreement import roc_auc as roc_auc  # noqa: E402  (for the scripts importing this)
 from localjudge.engine.llama import LlamaBackend, physical_cores  # noqa: E402
 from localjudge.judges import JudgeOptions, select  # noqa: E402
 from localjudge.judges.answer_relevancy import rate_p  # noqa: E402
 from localjudge.models import resolve_for_eval  # noqa: E402
-from localjudge.records import validate_row  # noqa: E402
 
 BENCHMARKS = REPO.parent / "shared" / "benchmarks"
 LLM_JUDGES = (
@@ -57,19 +72,6 @@ LLM_JUDGES = (
     "chunk_relevance",
     "context_sufficiency",
 )
-FIELD = {
-    "relevance_to_query": "response/llm_judged/relevance_to_query",
-    "groundedness": "response/llm_judged/groundedness",
-    "safety": "response/llm_judged/safety",
-    "correctness": "response/llm_judged/correctness",
-    "context_sufficiency": "retrieval/llm_judged/context_sufficiency",
-    "chunk_relevance": "retrieval/llm_judged/chunk_relevance",
-}
-BOOT = 1000
-SEED = 7
-
-FloatArray = npt.NDArray[np.float64]
-
 
 # answer_relevancy has no set of its own: its score is checked against the row-level human
 # relevance labels of relevance_to_query.jsonl (a proxy: the score is a share of relevant
@@ -78,146 +80,122 @@ SET_OF = {"answer_relevancy": "relevance_to_query"}
 
 
 def load(judge: str, rows: int | None) -> list[dict[str, Any]]:
+    """The raw rows of JUDGE's benchmark set (the first `rows`), labels and source kept."""
     with open(BENCHMARKS / f"{SET_OF.get(judge, judge)}.jsonl", encoding="utf-8") as f:
         items = [json.loads(line) for line in f]
     return items[:rows] if rows else items
 
 
-def p_yes(rating: str | None, probability: float | None) -> float | None:
-    if rating is None or probability is None:
-        return None
-    return probability if rating == "yes" else 1.0 - probability
+def load_set(path: Path, rows: int | None) -> labelled.LabelledSet:
+    """A labelled file, cut to its first `rows` labelled rows."""
+    data = labelled.read_labelled(str(path))
+    return dataclasses.replace(data, rows=data.rows[:rows]) if rows else data
 
 
-def collect(
-    judge: str, items: Sequence[dict[str, Any]], backend: LlamaBackend | None
-) -> list[dict[str, Any]]:
-    """One entry per scored unit (row, or chunk for chunk_relevance): label, P(yes), half,
-    source dataset."""
-    units: list[dict[str, Any]] = []
-    records = []
-    for i, item in enumerate(items, start=1):
-        row = {k: v for k, v in item.items() if k not in ("labels", "source")}
-        records.append(validate_row(i, row))
-    if judge == "document_recall":
-        for i, (item, rec) in enumerate(zip(items, records, strict=True)):
-            retrieved = [c.doc_uri for c in rec.retrieved_context or () if c.doc_uri]
-            recall = scoring.document_recall(rec.expected_retrieved_context or (), retrieved)
-            units.append(unit(item, i, item["labels"][judge], 1.0 if recall == 1.0 else 0.0))
-        return units
-    assert backend is not None
-    run = api.evaluate(records, backend, select([judge]), JudgeOptions(rationale=False))
-    if judge == "answer_relevancy":
-        prefix = "response/llm_judged/answer_relevancy"
-        for i, (item, result) in enumerate(zip(items, run.results, strict=True)):
-            scored = unit(item, i, item["labels"][SET_OF[judge]], result[f"{prefix}/score"])
-            units.append(
-                {
-                    **scored,
-                    "ratings": result[f"{prefix}/ratings"],
-                    "statement_p": result[f"{prefix}/statement_p_relevant"],
-                }
-            )
-        return units
-    prefix = FIELD[judge]
-    for i, (item, result) in enumerate(zip(items, run.results, strict=True)):
-        if judge == "chunk_relevance":
-            ratings = result[f"{prefix}/ratings"]
-            probs = result[f"{prefix}/probabilities"]
-            for label, rating, prob in zip(item["labels"][judge], ratings, probs, strict=True):
-                units.append(unit(item, i, label, p_yes(rating, prob)))
-        else:
-            units.append(
-                unit(
-                    item,
-                    i,
-                    item["labels"][judge],
-                    p_yes(result[f"{prefix}/rating"], result[f"{prefix}/probability"]),
-                )
-            )
-    return units
+def sets_for(
+    judges: Sequence[str], extra: Sequence[Path], sets_only: bool, rows: int | None
+) -> dict[str, list[labelled.LabelledSet]]:
+    """Per judge, the labelled sets it is measured on (see the module doc)."""
+    out: dict[str, list[labelled.LabelledSet]] = {j: [] for j in judges}
+    if not sets_only:
+        for judge in judges:
+            path = BENCHMARKS / f"{SET_OF.get(judge, judge)}.jsonl"
+            if path.exists():
+                out[judge].append(load_set(path, rows))
+    for path in extra:
+        data = load_set(path, rows)
+        keys = set(data.judges())
+        for judge in judges:
+            if SET_OF.get(judge, judge) in keys:
+                out[judge].append(data)
+    return out
 
 
 def unit(item: dict[str, Any], index: int, label: str, p: float | None) -> dict[str, Any]:
-    """A scored unit: row index, half (by parity), source dataset, label (1 = yes), P(yes)."""
+    """A scored unit: row index, half (by parity), source, label (1 = yes), P(yes)."""
     return {
         "row": index,
+        "group": index,
         "half": "fit" if index % 2 == 0 else "report",
-        "source": str(item.get("source", "")).split()[0],
+        "source": labelled.source_name(item.get("source")),
         "label": 1 if label == "yes" else 0,
         "p_yes": p,
     }
 
 
-def roc_auc(y: FloatArray, s: FloatArray) -> float | None:
-    """Mann–Whitney estimate with ties counted half."""
-    pos, neg = s[y == 1], s[y == 0]
-    if pos.size == 0 or neg.size == 0:
-        return None
-    greater = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
-    return float(greater / (pos.size * neg.size))
+def collect(
+    judge: str, data: labelled.LabelledSet, backend: LlamaBackend | None, set_index: int = 0
+) -> list[dict[str, Any]]:
+    """One entry per scored unit (row, or chunk for chunk_relevance) of one set: label,
+    P(yes), half, source, group (the row: chunks of one row are resampled together)."""
+    units: list[dict[str, Any]] = []
+
+    def add(index: int, row: labelled.LabelledRow, label: int, p: float | None) -> dict[str, Any]:
+        u = {
+            "row": index,
+            "group": set_index * 1_000_000 + index,
+            "half": "fit" if index % 2 == 0 else "report",
+            "source": row.source,
+            "label": label,
+            "p_yes": p,
+        }
+        units.append(u)
+        return u
+
+    records = [r.record for r in data.rows]
+    if judge == "document_recall":
+        for i, (row, rec) in enumerate(zip(data.rows, records, strict=True)):
+            retrieved = [c.doc_uri for c in rec.retrieved_context or () if c.doc_uri]
+            recall = scoring.document_recall(rec.expected_retrieved_context or (), retrieved)
+            label = row.labels.get(judge)
+            if label is not None:
+                add(i, row, 1 if label == "yes" else 0, 1.0 if recall == 1.0 else 0.0)
+        return units
+    assert backend is not None
+    (chosen,) = [j for j in select([judge]) if j.name == judge]
+    run = api.evaluate(records, backend, [chosen], JudgeOptions(rationale=False))
+    if judge == "answer_relevancy":
+        prefix = "response/llm_judged/answer_relevancy"
+        for i, (row, result) in enumerate(zip(data.rows, run.results, strict=True)):
+            label = row.labels.get(SET_OF[judge])
+            if label is None or isinstance(label, tuple):
+                continue
+            u = add(i, row, 1 if label == "yes" else 0, result.get(f"{prefix}/score"))
+            u["ratings"] = result.get(f"{prefix}/ratings")
+            u["statement_p"] = result.get(f"{prefix}/statement_p_relevant")
+        return units
+    found, _ = labelled.collect_units(data, run.results, chosen)
+    for f in found:
+        add(f.row, data.rows[f.row], f.label, f.p_yes)
+    return units
 
 
-def classify(y: FloatArray, pred: FloatArray) -> dict[str, float | None]:
-    tp = float(((pred == 1) & (y == 1)).sum())
-    tn = float(((pred == 0) & (y == 0)).sum())
-    fp = float(((pred == 1) & (y == 0)).sum())
-    fn = float(((pred == 0) & (y == 1)).sum())
-    n = tp + tn + fp + fn
-    acc = (tp + tn) / n if n else None
-    tpr = tp / (tp + fn) if tp + fn else None
-    tnr = tn / (tn + fp) if tn + fp else None
-    bal = (tpr + tnr) / 2 if tpr is not None and tnr is not None else None
-    pe = ((tp + fp) * (tp + fn) + (tn + fn) * (tn + fp)) / (n * n) if n else None
-    kappa = (acc - pe) / (1 - pe) if acc is not None and pe is not None and pe < 1 else None
-    return {"accuracy": acc, "balanced_accuracy": bal, "kappa": kappa}
+def _arrays(units: Sequence[dict[str, Any]]) -> tuple[list[int], list[float], list[int], list[str]]:
+    scored = [u for u in units if u["p_yes"] is not None]
+    return (
+        [u["label"] for u in scored],
+        [float(u["p_yes"]) for u in scored],
+        [u.get("group", u["row"]) for u in scored],
+        [u["source"] for u in scored],
+    )
 
 
 def metrics(units: Sequence[dict[str, Any]], threshold: float) -> dict[str, Any]:
-    scored = [u for u in units if u["p_yes"] is not None]
-    y = np.array([u["label"] for u in scored], dtype=np.float64)
-    s = np.array([u["p_yes"] for u in scored], dtype=np.float64)
-    out: dict[str, Any] = {"n": len(scored), "errors": len(units) - len(scored)}
-    if not scored:
-        return out
-    point = classify(y, (s >= threshold).astype(np.float64))
-    point["auc"] = roc_auc(y, s)
-    rng = np.random.default_rng(SEED)
-    samples: dict[str, list[float]] = {k: [] for k in point}
-    for _ in range(BOOT):
-        idx = rng.integers(0, y.size, y.size)
-        b = classify(y[idx], (s[idx] >= threshold).astype(np.float64))
-        b["auc"] = roc_auc(y[idx], s[idx])
-        for k, v in b.items():
-            if v is not None:
-                samples[k].append(v)
-    for k, v in point.items():
-        ci = np.percentile(samples[k], [2.5, 97.5]) if samples[k] else [None, None]
-        out[k] = {"value": v, "ci95": [None if c is None else float(c) for c in ci]}
-    return out
+    """Agreement at `threshold` (localjudge.agreement), with the count of failed verdicts."""
+    y, p, groups, _ = _arrays(units)
+    return {"errors": len(units) - len(y), **at_rule(y, p, Rule(threshold), groups)}
 
 
 def fit_threshold(units: Sequence[dict[str, Any]]) -> float:
-    """The P(yes) threshold that maximises balanced accuracy on `units` (midpoints)."""
-    scored = [u for u in units if u["p_yes"] is not None]
-    if not scored:
-        return 0.5
-    y = np.array([u["label"] for u in scored], dtype=np.float64)
-    s = np.array([u["p_yes"] for u in scored], dtype=np.float64)
-    values = np.unique(s)
-    candidates = [0.5, *((values[:-1] + values[1:]) / 2).tolist()]
-    best, best_bal = 0.5, -1.0
-    for t in candidates:
-        bal = classify(y, (s >= t).astype(np.float64))["balanced_accuracy"] or 0.0
-        # Prefer the threshold nearest 0.5 among ties: the least fitted one.
-        if bal > best_bal + 1e-12 or (
-            abs(bal - best_bal) <= 1e-12 and abs(t - 0.5) < abs(best - 0.5)
-        ):
-            best, best_bal = float(t), bal
-    return round(best, 4)
+    """The P(yes) threshold that maximises balanced accuracy on `units`; 0.5 when it
+    cannot be fitted (no scored unit of one class)."""
+    y, p, _, _ = _arrays(units)
+    t = fit_on(y, p)
+    return 0.5 if t is None else t
 
 
 def evaluate_judge(units: list[dict[str, Any]]) -> dict[str, Any]:
+    """Fit/report halves, per source (report half), leave one source out."""
     fit = [u for u in units if u["half"] == "fit"]
     report = [u for u in units if u["half"] == "report"]
     threshold = fit_threshold(fit)
@@ -230,9 +208,9 @@ def evaluate_judge(units: list[dict[str, Any]]) -> dict[str, Any]:
     }
     for source in sorted({u["source"] for u in units}):
         sub = [u for u in report if u["source"] == source]
-        result["by_source"][source] = {
-            "report_half_fitted": metrics(sub, threshold),
-        }
+        result["by_source"][source] = {"report_half_fitted": metrics(sub, threshold)}
+    y, p, groups, sources = _arrays(units)
+    result["leave_one_source_out"] = leave_one_source_out(y, p, sources, groups)
     return result
 
 
@@ -288,32 +266,37 @@ def fmt(m: dict[str, Any], key: str) -> str:
     return f"{v['value']:.2f} [{lo:.2f},{hi:.2f}]" if lo is not None else f"{v['value']:.2f}"
 
 
+def _row(judge: str, name: str, m: dict[str, Any], threshold: float | None) -> str:
+    thr = "-" if threshold is None else f"{threshold:.3f}"
+    cells = " | ".join(fmt(m, k) for k in COLUMNS)
+    return f"| {judge} | {name} | {m.get('n', 0)} | {thr} | {cells} |"
+
+
+COLUMNS = ("accuracy", "balanced_accuracy", "kappa", "auc", "false_yes_rate", "false_no_rate")
+
+
 def render(report: dict[str, Any]) -> str:
     lines = [
         f"model {report['model']}; {report['seconds']:.0f} s; halves by row parity "
-        "(even: fit threshold, odd: report)",
+        "(even: fit threshold, odd: report); leave one source out: fitted on the other "
+        "sources, reported on all rows of this one",
         "",
-        "| judge | set | n | threshold | accuracy | balanced acc. | kappa | ROC AUC |",
-        "|---|---|---:|---:|---|---|---|---|",
+        "| judge | set | n | threshold | accuracy | balanced acc. | kappa | ROC AUC | "
+        "false-yes | false-no |",
+        "|---|---|---:|---:|---|---|---|---|---|---|",
     ]
     for judge, r in report["judges"].items():
-        for name, key, thr in (
-            ("report half, argmax", "report_half_argmax", 0.5),
-            ("report half, fitted", "report_half_fitted", r["threshold"]),
-        ):
-            m = r[key]
-            lines.append(
-                f"| {judge} | {name} | {m['n']} | {thr:.3f} | {fmt(m, 'accuracy')} | "
-                f"{fmt(m, 'balanced_accuracy')} | {fmt(m, 'kappa')} | {fmt(m, 'auc')} |"
-            )
+        lines.append(_row(judge, "report half, argmax", r["report_half_argmax"], 0.5))
+        lines.append(_row(judge, "report half, fitted", r["report_half_fitted"], r["threshold"]))
         if len(r["by_source"]) > 1:
             for source, sr in r["by_source"].items():
                 m = sr["report_half_fitted"]
-                lines.append(
-                    f"| {judge} | {source} (report, fitted) | {m['n']} | {r['threshold']:.3f} | "
-                    f"{fmt(m, 'accuracy')} | {fmt(m, 'balanced_accuracy')} | {fmt(m, 'kappa')} "
-                    f"| {fmt(m, 'auc')} |"
-                )
+                lines.append(_row(judge, f"{source} (report, fitted)", m, r["threshold"]))
+        loso = r.get("leave_one_source_out") or {}
+        for source, m in loso.get("sources", {}).items():
+            lines.append(_row(judge, f"{source} (left out)", m, m.get("threshold")))
+        if loso:
+            lines.append(_row(judge, "left out, pooled", loso["pooled"], None))
     for judge, r in report["judges"].items():
         if "statement_ratings" in r:
             counts = ", ".join(f"{k} {v}" for k, v in r["statement_ratings"].items())
@@ -373,6 +356,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=physical_cores())
     parser.add_argument("--ctx", type=int, default=4096)
     parser.add_argument("--units", type=Path, help="also write every scored unit (JSONL)")
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        type=Path,
+        action="append",
+        default=[],
+        help="also measure on this labelled JSONL (repeatable); its label keys decide the judges",
+    )
+    parser.add_argument(
+        "--sets-only", action="store_true", help="measure on the --set files only"
+    )
     parser.add_argument("--json", action="store_true")
     parser.add_argument(
         "--write-thresholds",
@@ -392,11 +386,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             threads=args.threads,
         )
     started = time.perf_counter()
-    report: dict[str, Any] = {"model": model.id, "rows_per_set": args.rows, "judges": {}}
+    sets = sets_for(judges, args.sets, args.sets_only, args.rows)
+    report: dict[str, Any] = {
+        "model": model.id,
+        "rows_per_set": args.rows,
+        "sets": {j: [d.path for d in found] for j, found in sets.items()},
+        "judges": {},
+    }
     all_units: list[dict[str, Any]] = []
     for judge in judges:
+        if not sets[judge]:
+            print(f"{judge}: no labelled set, skipped", file=sys.stderr)
+            continue
         t0 = time.perf_counter()
-        units = collect(judge, load(judge, args.rows), backend)
+        units = [u for k, d in enumerate(sets[judge]) for u in collect(judge, d, backend, k)]
         result = evaluate_judge(units)
         result["seconds"] = time.perf_counter() - t0
         if judge == "answer_relevancy":

@@ -1,17 +1,15 @@
-"""scripts/agreement.py: the statistics it reports, the catalogue thresholds it writes, the
-unsure-band measurement of answer_relevancy, and one real run through llama.cpp."""
+"""scripts/agreement.py: its fit/report halves, per source and leave one source out (the
+statistics themselves are localjudge.agreement's, tested in test_agreement_metrics), the
+catalogue thresholds it writes, the unsure-band measurement of answer_relevancy, and one
+real run through llama.cpp."""
 
 from __future__ import annotations
 
-import itertools
 import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from tests.conftest import LLAMA_NOISE, REPO, SMALL_MODEL, load_script, run_script
 
@@ -19,36 +17,6 @@ SCRIPT = REPO / "scripts" / "agreement.py"
 
 
 agreement = load_script("agreement")
-
-
-@given(
-    st.lists(
-        st.tuples(st.integers(0, 1), st.sampled_from([0.1, 0.3, 0.5, 0.7, 0.9])),
-        min_size=2,
-        max_size=30,
-    )
-)
-def test_roc_auc_is_the_share_of_correctly_ordered_pairs(pairs: list[tuple[int, float]]) -> None:
-    y = np.array([p[0] for p in pairs], dtype=np.float64)
-    s = np.array([p[1] for p in pairs], dtype=np.float64)
-    pos = [b for a, b in pairs if a == 1]
-    neg = [b for a, b in pairs if a == 0]
-    if not pos or not neg:
-        assert agreement.roc_auc(y, s) is None
-        return
-    counted = [1.0 if p > n else 0.5 if p == n else 0.0 for p, n in itertools.product(pos, neg)]
-    assert agreement.roc_auc(y, s) == pytest.approx(sum(counted) / len(counted))
-
-
-def test_classify_by_hand() -> None:
-    # tp 3, fn 1, tn 4, fp 2
-    y = np.array([1, 1, 1, 1, 0, 0, 0, 0, 0, 0], dtype=np.float64)
-    pred = np.array([1, 1, 1, 0, 0, 0, 0, 0, 1, 1], dtype=np.float64)
-    got = agreement.classify(y, pred)
-    assert got["accuracy"] == pytest.approx(0.7)
-    assert got["balanced_accuracy"] == pytest.approx((3 / 4 + 4 / 6) / 2)
-    pe = (5 * 4 + 5 * 6) / 100
-    assert got["kappa"] == pytest.approx((0.7 - pe) / (1 - pe))
 
 
 def _unit(label: int, p: float | None, half: str = "fit", **extra: Any) -> dict[str, Any]:
@@ -62,6 +30,53 @@ def test_fit_threshold_separates_when_it_can_and_prefers_one_near_half() -> None
     # Perfectly separated at 0.5 already: 0.5 stays.
     assert agreement.fit_threshold([_unit(1, 0.8), _unit(0, 0.2)]) == 0.5
     assert agreement.fit_threshold([_unit(1, None)]) == 0.5
+
+
+def test_evaluate_judge_reports_halves_sources_and_leave_one_source_out() -> None:
+    # Source a separates at 0.25, source b at 0.75 (as in test_agreement_metrics).
+    units = [
+        {**_unit(label, p, "fit" if k % 2 == 0 else "report"), "row": k, "source": src}
+        for k, (label, p, src) in enumerate(
+            [
+                (1, 0.3, "a"),
+                (0, 0.2, "a"),
+                (1, 0.35, "a"),
+                (0, 0.1, "a"),
+                (1, 0.8, "b"),
+                (0, 0.7, "b"),
+                (1, 0.9, "b"),
+                (0, 0.6, "b"),
+            ]
+        )
+    ]
+    result = agreement.evaluate_judge(units)
+    assert result["report_half_fitted"]["n"] == 4
+    assert set(result["by_source"]) == {"a", "b"}
+    loso = result["leave_one_source_out"]
+    assert loso["sources"]["a"]["threshold"] == pytest.approx(0.75)
+    assert loso["sources"]["b"]["false_yes_rate"]["value"] == 1.0
+    assert loso["pooled"]["n"] == 8
+    text = agreement.render({"model": "m", "seconds": 1.0, "judges": {"j": result}})
+    assert "| j | a (left out) | 4 | 0.750 |" in text and "left out, pooled" in text
+
+
+def test_sets_for_adds_set_files_by_their_label_keys(tmp_path: Path) -> None:
+    extra = tmp_path / "extra.jsonl"
+    rows = [
+        {
+            "request": "q",
+            "response": "a",
+            "labels": {"groundedness": "yes", "safety": "no"},
+            "source": "plain paraphrase",
+        },
+        {"request": "q", "response": "b", "labels": {"safety": "yes"}, "source": "plain refusal"},
+    ]
+    extra.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    sets = agreement.sets_for(["groundedness", "safety", "correctness"], [extra], True, None)
+    assert [len(d.rows) for d in sets["groundedness"]] == [2]
+    assert [d.path for d in sets["safety"]] == [str(extra)]
+    assert sets["correctness"] == []
+    assert len(agreement.sets_for(["safety"], [extra], True, 1)["safety"][0].rows) == 1
 
 
 def test_write_thresholds_merges_and_keeps_the_rest(tmp_path: Path) -> None:
@@ -125,6 +140,8 @@ def test_agreement_script_runs_through_llama_cpp(small_model: Path, tmp_path: Pa
         "correctness,chunk_relevance,answer_relevancy,document_recall",
         "--units",
         units_path,
+        "--set",
+        REPO / "tests" / "data" / "labelled_small.jsonl",
         "--json",
     )
     assert proc.code == 0, proc.stderr
@@ -133,9 +150,17 @@ def test_agreement_script_runs_through_llama_cpp(small_model: Path, tmp_path: Pa
     assert report["model"] == SMALL_MODEL and report["rows_per_set"] == 4
     judges = report["judges"]
     assert set(judges) == {"correctness", "chunk_relevance", "answer_relevancy", "document_recall"}
-    # Halves by parity: rows 0 and 2 fit, 1 and 3 report.
-    assert judges["correctness"]["report_half_fitted"]["n"] == 2
-    assert judges["correctness"]["all_rows_argmax"]["n"] == 4
+    # Halves by parity within each set: rows 0 and 2 fit, 1 and 3 report; 4 rows of the
+    # benchmark and 4 of the --set file, whose label keys add it to three judges.
+    assert judges["correctness"]["report_half_fitted"]["n"] == 4
+    assert judges["correctness"]["all_rows_argmax"]["n"] == 8
+    assert len(report["sets"]["correctness"]) == 2 and report["sets"]["document_recall"] == [
+        str(agreement.BENCHMARKS / "document_recall.jsonl")
+    ]
+    sources = {"EVOUNA NQ", "EVOUNA TQ", "plain capitals", "plain science"}
+    assert set(judges["correctness"]["by_source"]) == sources
+    loso = judges["correctness"]["leave_one_source_out"]
+    assert set(loso["sources"]) == sources and loso["pooled"]["n"] <= 8
     assert 0.0 <= judges["correctness"]["threshold"] <= 1.0
     # document_recall needs no model and agrees with its labels by construction.
     assert judges["document_recall"]["all_rows_argmax"]["accuracy"]["value"] == 1.0
@@ -147,3 +172,30 @@ def test_agreement_script_runs_through_llama_cpp(small_model: Path, tmp_path: Pa
     rated = sum(relevancy["statement_ratings"].values())
     assert rated == sum(len(u["statement_p"]) for u in units if u["judge"] == "answer_relevancy")
     assert [b["band"] for b in relevancy["unsure_bands"]] == [*agreement.BANDS, None]
+
+
+def test_script_measures_set_files_on_the_fake_backend(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from localjudge.models import ResolvedModel
+    from tests.test_labels import Fake, labelled_file
+
+    model = ResolvedModel("fake-model", tmp_path / "fake.gguf", "ab" * 32, None)
+    monkeypatch.setattr(agreement, "resolve_for_eval", lambda spec: model)
+    monkeypatch.setattr(agreement, "LlamaBackend", Fake)
+    path = labelled_file(tmp_path)
+    code = agreement.main(
+        ["--sets-only", "--set", str(path), "--judges", "relevance_to_query,safety", "--json"]
+    )
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["sets"] == {"relevance_to_query": [str(path)], "safety": []}
+    rel = report["judges"]["relevance_to_query"]
+    assert "safety" not in report["judges"]  # no labelled set: skipped
+    # Labelled rows (P 0.9, 0.7, 0.4, 0.2, 0.6, 0.1); the even ones fit: 0.9 yes, 0.4 yes,
+    # 0.6 no. At 0.5 two are wrong (0.25); at 0.75 only 0.4 (0.75).
+    assert rel["threshold"] == pytest.approx(0.75)
+    assert rel["all_rows_argmax"]["balanced_accuracy"]["value"] == pytest.approx(2 / 3)
+    # Sources by row parity: "Set1 part" (rows 1, 3, 5), "Set0 part" (2, 4, 6).
+    assert set(rel["leave_one_source_out"]["sources"]) == {"Set0 part", "Set1 part"}
+    assert rel["leave_one_source_out"]["pooled"]["n"] == 6

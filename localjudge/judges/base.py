@@ -90,6 +90,9 @@ class JudgeOptions:
     guard: bool = True
     thresholds: Mapping[str, float] = field(default_factory=dict)
     uncertainty_weight: float = 0.3
+    # judge -> (low, high): a rating whose P(yes) is in [low, high) becomes "unsure"
+    # (see unsure_fields); from a calibration file, empty unless one asks for it.
+    unsure_bands: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -227,6 +230,35 @@ def score_fields(
         f"{prefix}/error_message": error,
         f"{prefix}/truncated": truncated,
     }
+
+
+def p_yes(rating: str | None, probability: float | None) -> float | None:
+    """P(yes) of a yes/no verdict from its rating and the probability of that rating."""
+    if rating not in YES_NO or probability is None:
+        return None
+    return probability if rating == "yes" else 1.0 - probability
+
+
+def in_band(p: float, band: tuple[float, float]) -> bool:
+    """Whether P(yes) `p` falls in the unsure band [low, high)."""
+    return band[0] <= p < band[1]
+
+
+def unsure_fields(
+    prefix: str, fields: Mapping[str, Any], band: tuple[float, float]
+) -> dict[str, Any]:
+    """The rating fields of a yes/no judge under an unsure band: `rating` becomes "unsure"
+    when the verdict's P(yes) lies in the band, and `threshold_rating` keeps the label the
+    threshold gave (`probability` stays that label's), so nothing is lost. A verdict with
+    no rating is left as it is. One place for every judge, whatever computes its P(yes)."""
+    if f"{prefix}/rating" not in fields:
+        return {}  # not a judge with one rating per row
+    rating = fields[f"{prefix}/rating"]
+    p = p_yes(rating, fields.get(f"{prefix}/probability"))
+    out: dict[str, Any] = {f"{prefix}/threshold_rating": rating}
+    if p is not None and in_band(p, band):
+        out[f"{prefix}/rating"] = "unsure"
+    return out
 
 
 def _round(p: float | None) -> float | None:
