@@ -392,6 +392,16 @@ def _register_models() -> None:
 _register_models()
 
 
+def _register_run_commands() -> None:
+    from localjudge.cli_runs import COMMANDS
+
+    for command in COMMANDS:
+        cli.add_command(command)
+
+
+_register_run_commands()
+
+
 def main() -> None:
     cli()
 
