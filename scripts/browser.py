@@ -23,7 +23,6 @@ import shutil
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -61,13 +60,15 @@ def _no_network_prefix() -> list[str]:
     return [unshare, "-n"] if probe.returncode == 0 else []
 
 
-@dataclass
 class Page:
-    browser: Browser
-    session: str
-    errors: list[str] = field(default_factory=list)
-    requests: list[str] = field(default_factory=list)
-    load_seconds: float = 0.0
+    """A loaded tab: the errors and requests seen while it loaded, and its load time."""
+
+    def __init__(self, browser: Browser, session: str) -> None:
+        self.browser = browser
+        self.session = session
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+        self.load_seconds = 0.0
 
     def send(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         return self.browser.send(method, params, session=self.session)
