@@ -99,12 +99,18 @@ def _parse_fail_under(values: tuple[str, ...]) -> list[tuple[str, float]]:
 )
 @click.option("--overwrite", is_flag=True, help="Replace results of a different run in --out.")
 @click.option(
-    "--rationale/--no-rationale",
-    default=True,
+    "--rationale",
+    "rationale_mode",
+    type=click.Choice(["all", "failing", "none"]),
+    is_flag=False,
+    flag_value="all",
+    default="all",
     show_default=True,
-    help="Ask for a short rationale after each verdict (verdicts are the same "
-    "either way; without is much faster).",
+    help="Which verdicts get a short rationale: all, only those that fail (the rows a "
+    "person reads first), or none. Verdicts are the same in every mode; each rationale "
+    "costs generated tokens. --rationale alone means all.",
 )
+@click.option("--no-rationale", is_flag=True, help="No rationale (as --rationale none).")
 @click.option(
     "--guard/--no-guard",
     "injection_guard",
@@ -160,6 +166,13 @@ def _parse_fail_under(values: tuple[str, ...]) -> list[tuple[str, float]]:
     "--strict", is_flag=True, help="Exit 2 on any bad input line, before loading the model."
 )
 @click.option("--verbose", is_flag=True, help="Show llama.cpp's own log lines.")
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Also write the run's self-contained HTML report to FILE (as `localjudge report`).",
+)
 def eval_cmd(**kw: Any) -> None:
     """Judge every row of DATA (.jsonl, .json array, .csv, or - for stdin).
 
@@ -179,7 +192,8 @@ def _eval(
     out_dir: str,
     resume: bool,
     overwrite: bool,
-    rationale: bool,
+    rationale_mode: str,
+    no_rationale: bool,
     injection_guard: bool,
     threads: int | None,
     n_ctx: int,
@@ -191,13 +205,25 @@ def _eval(
     fmt: str,
     strict: bool,
     verbose: bool,
+    html_path: str | None,
 ) -> int:
-    from localjudge import api, judges, models, output
+    from localjudge import api, evaluation, judges, models, output
     from localjudge.engine.base import BackendStats
     from localjudge.engine.llama import LlamaBackend, physical_cores
     from localjudge.records import read_records
 
     thresholds_wanted = _parse_fail_under(fail_under)
+    rationale: evaluation.Rationale = (
+        False
+        if no_rationale or rationale_mode == "none"
+        else "failing"
+        if rationale_mode == "failing"
+        else True
+    )
+    if html_path:
+        from localjudge import report
+
+        report.check_available()  # before the model loads, not after the run
     records = read_records(data)
     if strict and records.bad:
         first = records.bad[0]
@@ -214,7 +240,9 @@ def _eval(
     resolved = models.resolve_for_eval(model_spec)
     entry = resolved.entry
     thresholds = dict(entry.thresholds) if entry else {}
-    options = judges.JudgeOptions(rationale=rationale, thresholds=thresholds, guard=injection_guard)
+    options = judges.JudgeOptions(
+        rationale=rationale is True, thresholds=thresholds, guard=injection_guard
+    )
     threads = threads or physical_cores()
     # The parsed rows (not the file bytes: stdin has no file) identify the input.
     input_hash = hashlib.sha256(repr(rows).encode("utf-8")).hexdigest()
@@ -282,7 +310,9 @@ def _eval(
                     elapsed = time.perf_counter() - judge_started
                     bar.update(1, f"{(bar.pos + 1) / max(elapsed, 1e-9):.2f} rows/s")
 
-                api.evaluate(todo, backend, chosen, options, on_row=on_row)
+                evaluation.judge_rows(
+                    todo, backend, chosen, options.thresholds, rationale, options.guard, on_row
+                )
         finally:
             writer.close()
             backend.close()
@@ -302,6 +332,11 @@ def _eval(
     summary["manifest"] = manifest
     output.write_summary(Path(out_dir), summary)
     click.echo(output.render(summary, fmt, Path(out_dir)))
+    if html_path:
+        from localjudge import report, runs
+
+        report.write_report(runs.load_run(out_dir), Path(html_path))
+        click.echo(f"report: {html_path}", err=True)
 
     missed = []
     for name, threshold in thresholds_wanted:

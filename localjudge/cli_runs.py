@@ -35,16 +35,28 @@ def summary_cmd(run_dir: str, fmt: str) -> None:
 @click.command("compare")
 @click.argument("run_a", metavar="RUN_A")
 @click.argument("run_b", metavar="RUN_B")
-@click.option("--format", "fmt", type=FORMATS, default="table", show_default=True,
-              help="markdown is ready to post as a pull-request comment.")
-@click.option("--fail-on-regression", is_flag=True,
-              help="Exit 1 when any judge of RUN_B is worse than in RUN_A beyond its "
-              "paired 95% interval.")
-@click.option("--allow-different-models", is_flag=True,
-              help="Compare runs of different models or thresholds (refused otherwise: "
-              "their verdicts differ by construction).")
-def compare_cmd(run_a: str, run_b: str, fmt: str, fail_on_regression: bool,
-                allow_different_models: bool) -> None:
+@click.option(
+    "--format",
+    "fmt",
+    type=FORMATS,
+    default="table",
+    show_default=True,
+    help="markdown is ready to post as a pull-request comment.",
+)
+@click.option(
+    "--fail-on-regression",
+    is_flag=True,
+    help="Exit 1 when any judge of RUN_B is worse than in RUN_A beyond its paired 95% interval.",
+)
+@click.option(
+    "--allow-different-models",
+    is_flag=True,
+    help="Compare runs of different models or thresholds (refused otherwise: "
+    "their verdicts differ by construction).",
+)
+def compare_cmd(
+    run_a: str, run_b: str, fmt: str, fail_on_regression: bool, allow_different_models: bool
+) -> None:
     """Compare RUN_B against RUN_A: the same judges over the same rows, matched by
     request_id.
 
@@ -58,7 +70,8 @@ def compare_cmd(run_a: str, run_b: str, fmt: str, fail_on_regression: bool,
 
     def body() -> int:
         result = compare.compare(
-            runs.load_run(run_a), runs.load_run(run_b),
+            runs.load_run(run_a),
+            runs.load_run(run_b),
             allow_different_models=allow_different_models,
         )
         click.echo(compare.render(result, fmt))
@@ -73,8 +86,13 @@ def compare_cmd(run_a: str, run_b: str, fmt: str, fail_on_regression: bool,
 
 @click.command("report")
 @click.argument("run_dir", metavar="RUN_DIR")
-@click.option("--html", "html_path", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Where to write the page (default: RUN_DIR/report.html).")
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Where to write the page (default: RUN_DIR/report.html).",
+)
 def report_cmd(run_dir: str, html_path: str | None) -> None:
     """Write one self-contained HTML page of a finished run: its manifest, each judge's
     aggregate with its interval, the distribution of each judge's probability split by

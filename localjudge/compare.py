@@ -116,9 +116,7 @@ def manifest_differences(a: RunDir, b: RunDir) -> list[str]:
     ta, tb = a.manifest.get("thresholds") or {}, b.manifest.get("thresholds") or {}
     if ta != tb:
         names = sorted(k for k in set(ta) | set(tb) if ta.get(k) != tb.get(k))
-        out.append(
-            "thresholds: " + ", ".join(f"{n} {ta.get(n)} vs {tb.get(n)}" for n in names)
-        )
+        out.append("thresholds: " + ", ".join(f"{n} {ta.get(n)} vs {tb.get(n)}" for n in names))
     return out
 
 
@@ -231,16 +229,27 @@ def _judge_rows(c: Comparison) -> list[list[str]]:
             else "-"
         )
         rows.append(
-            [d.metric, _num(d.a), _num(d.b), _num(d.difference, True), ci, str(d.paired_rows),
-             d.verdict]
+            [
+                d.metric,
+                _num(d.a),
+                _num(d.b),
+                _num(d.difference, True),
+                ci,
+                str(d.paired_rows),
+                d.verdict,
+            ]
         )
     return rows
 
 
 def _changed_rows(c: Comparison) -> list[list[str]]:
     return [
-        [r.request_id, r.judge, f"{_num(r.a)} ({_num(r.probability_a)})",
-         f"{_num(r.b)} ({_num(r.probability_b)})"]
+        [
+            r.request_id,
+            r.judge,
+            f"{_num(r.a)} ({_num(r.probability_a)})",
+            f"{_num(r.b)} ({_num(r.probability_b)})",
+        ]
         for r in c.changed[:SHOWN_ROWS]
     ]
 
@@ -248,8 +257,10 @@ def _changed_rows(c: Comparison) -> list[list[str]]:
 def _notes(c: Comparison) -> list[str]:
     notes = []
     if c.manifest_differences:
-        notes.append("Compared although they differ (--allow-different-models): "
-                     + "; ".join(c.manifest_differences))
+        notes.append(
+            "Compared although they differ (--allow-different-models): "
+            + "; ".join(c.manifest_differences)
+        )
     for label, ids in (("only in A", c.rows_only_in_a), ("only in B", c.rows_only_in_b)):
         if ids:
             shown = ", ".join(ids[:SHOWN_ROWS]) + (" ..." if len(ids) > SHOWN_ROWS else "")
@@ -289,7 +300,9 @@ def render(c: Comparison, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(c.as_dict(), ensure_ascii=False, indent=2)
     worse = ", ".join(d.judge for d in c.regressions)
-    headline = f"Worse beyond its interval: {worse}" if worse else "No judge is worse beyond its interval."
+    headline = (
+        f"Worse beyond its interval: {worse}" if worse else "No judge is worse beyond its interval."
+    )
     if fmt == "markdown":
         lines = [f"### localjudge: `{c.run_b}` (B) against `{c.run_a}` (A)", "", headline, ""]
         lines += _md_table(JUDGE_HEADER, _judge_rows(c))

@@ -26,8 +26,8 @@ from typing import Any, Literal
 from localjudge import __version__, api
 from localjudge.engine.base import Backend
 from localjudge.errors import InvalidRecordError, UsageError
-from localjudge.judges import Judge, JudgeOptions, guard, load_judge_file, select, template_hash
 from localjudge.judges import BUILTIN as BUILTIN_JUDGES
+from localjudge.judges import Judge, JudgeOptions, guard, load_judge_file, select, template_hash
 from localjudge.records import BadRecord, Record, read_records, validate_row
 
 # A rationale is at most this many tokens: one sentence, and every token costs.
@@ -104,8 +104,9 @@ def rows_of(data: Data) -> list[Record | BadRecord]:
             out.append(validate_row(number, obj))
         except InvalidRecordError as err:
             rid = obj.get("request_id") if isinstance(obj, Mapping) else None
-            out.append(BadRecord(number, str(rid if rid is not None else number), err.field,
-                                 str(err)))
+            out.append(
+                BadRecord(number, str(rid if rid is not None else number), err.field, str(err))
+            )
     return out
 
 
@@ -169,8 +170,10 @@ def evaluate(
     if limit is not None:
         rows = rows[:limit]
     chosen = choose_judges(judges, judge_file)
-    resolved = None if backend is not None else models.resolve_for_eval(
-        None if model is None else str(model)
+    resolved = (
+        None
+        if backend is not None
+        else models.resolve_for_eval(None if model is None else str(model))
     )
     entry = resolved.entry if resolved else None
     thresholds = dict(entry.thresholds) if entry else {}
@@ -198,8 +201,11 @@ def evaluate(
         "batch_size": batch_size,
         "flash_attn": True,
         "rationale_tokens": RATIONALE_TOKENS,
-        "input": {"path": str(data) if isinstance(data, str | Path) else None,
-                  "rows": len(rows), "sha256": input_hash(rows)},
+        "input": {
+            "path": str(data) if isinstance(data, str | Path) else None,
+            "rows": len(rows),
+            "sha256": input_hash(rows),
+        },
         "command_line": sys.argv,
     }
     started = time.perf_counter()

@@ -150,8 +150,11 @@ def plot_values(rows: Sequence[Mapping[str, Any]], view: JudgeView) -> dict[str,
             pairs = [(row.get(f"{p}/rating"), row.get(f"{p}/probability"))]
         elif view.kind == "list":
             pairs = list(
-                zip(_list(row.get(f"{p}/ratings")), _list(row.get(f"{p}/probabilities")),
-                    strict=False)
+                zip(
+                    _list(row.get(f"{p}/ratings")),
+                    _list(row.get(f"{p}/probabilities")),
+                    strict=False,
+                )
             )
         else:
             value = cell(row, view).score
@@ -159,10 +162,8 @@ def plot_values(rows: Sequence[Mapping[str, Any]], view: JudgeView) -> dict[str,
                 out.setdefault("score", []).append(value)
             continue
         for label, prob in pairs:
-            if label == "unsure":  # answer_relevancy: a yes/no near the threshold
-                py = _float(prob)
-            else:
-                py = p_yes(label, prob)
+            # answer_relevancy's "unsure" is a verdict within 0.02 of its threshold.
+            py = _float(prob) if label == "unsure" else p_yes(label, prob)
             if py is not None and isinstance(label, str):
                 out.setdefault(label, []).append(py)
     return out
@@ -212,19 +213,21 @@ def _draw(fig: Any, values: Mapping[str, Sequence[float]], view: JudgeView) -> s
     return svg[svg.index("<svg") :]
 
 
+def check_available() -> None:
+    """Raise UsageError (exit 2) when the `report` extra is not installed."""
+    import importlib.util
+
+    missing = [m for m in ("jinja2", "matplotlib") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise UsageError(
+            f"the HTML report needs {' and '.join(missing)}: pip install 'localjudge[report]'"
+        )
+
+
 def _load_template() -> Any:
-    try:
-        import jinja2
-    except ImportError:
-        raise UsageError(
-            "the HTML report needs Jinja2 and matplotlib: pip install 'localjudge[report]'"
-        ) from None
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        raise UsageError(
-            "the HTML report needs Jinja2 and matplotlib: pip install 'localjudge[report]'"
-        ) from None
+    check_available()
+    import jinja2
+
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("localjudge", "templates"),
         autoescape=jinja2.select_autoescape(["html", "j2"]),

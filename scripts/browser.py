@@ -17,6 +17,7 @@ makes is recorded, so a test can assert that it made none but file:// ones.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import shutil
@@ -146,20 +147,16 @@ class Browser:
 
     def close(self) -> None:
         if self.proc.poll() is None:
-            try:
+            with contextlib.suppress(BrowserError, OSError):
                 self.send("Browser.close", timeout=10)
-            except (BrowserError, OSError):
-                pass
             try:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
         for fd in (self._to_chrome, self._from_chrome):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         shutil.rmtree(self._profile, ignore_errors=True)
 
     # -- the protocol ----------------------------------------------------------------------

@@ -94,8 +94,10 @@ def test_cells() -> None:
 
 
 def test_chunk_cell_and_score_cell() -> None:
-    judges = {j.name: j for j in runs.recorded_judges([{"judges_skipped": [
-        "chunk_relevance", "context_position"]}])}
+    judges = {
+        j.name: j
+        for j in runs.recorded_judges([{"judges_skipped": ["chunk_relevance", "context_position"]}])
+    }
     chunks = report.judge_view(judges["chunk_relevance"], {})
     row = {
         "retrieval/llm_judged/chunk_relevance/ratings": ["yes", "no", None],

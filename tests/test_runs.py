@@ -46,8 +46,14 @@ def test_summary_json_from_results_alone(run_a: Path, tmp_path: Path) -> None:
     code, out, err = invoke("summary", alone, "--format", "json")
     assert code == 0, err
     printed = json.loads(out)
-    for key in ("rows_read", "rows_with_input_errors", "verdicts_with_errors", "aggregates",
-                "judges", "rows_with_text_removed_by_guard"):
+    for key in (
+        "rows_read",
+        "rows_with_input_errors",
+        "verdicts_with_errors",
+        "aggregates",
+        "judges",
+        "rows_with_text_removed_by_guard",
+    ):
         assert printed[key] == saved[key], key
     assert "manifest" not in printed  # there is none beside this results.jsonl
     assert printed["rows_read"] == 13 and printed["rows_with_input_errors"] == 2
@@ -62,8 +68,9 @@ def test_summary_of_a_subset_of_judges_and_a_custom_judge(tmp_path: Path) -> Non
         'instruction = "Is {context} about {request}?"\n'
     )
     out = tmp_path / "run"
-    result = make_run(out, hashed_rule("c"), judges="safety,cites,on_topic_chunk",
-                      judge_file=judge_file)
+    result = make_run(
+        out, hashed_rule("c"), judges="safety,cites,on_topic_chunk", judge_file=judge_file
+    )
     summary = runs.summary_of(runs.load_run(out))
     assert summary["aggregates"] == result.summary["aggregates"]
     assert list(summary["aggregates"]) == [
@@ -183,4 +190,3 @@ def test_compare_refuses_duplicate_request_ids(tmp_path: Path) -> None:
     make_run(tmp_path / "a", hashed_rule("a"), data=rows, judges=["safety"])
     code, _, err = invoke("compare", tmp_path / "a", tmp_path / "a")
     assert code == 2 and "request_id 'x' appears more than once" in err
-
