@@ -107,11 +107,13 @@ class Browser:
         self._from_chrome, from_chrome_w = os.pipe()
 
         def wire() -> None:  # in the child: the protocol pipe is fds 3 (in) and 4 (out)
-            # Copies first: a pipe end may already sit on fd 3 or 4, and dup2 onto itself
-            # would leave it close-on-exec.
+            # Copies first: a pipe end may already sit on fd 3 or 4.
             read_end, write_end = os.dup(to_chrome_r), os.dup(from_chrome_w)
             os.dup2(read_end, 3)
             os.dup2(write_end, 4)
+            # A copy may itself have landed on 3 or 4 (dup2 onto itself changes nothing).
+            os.set_inheritable(3, True)
+            os.set_inheritable(4, True)
 
         self.proc = subprocess.Popen(
             [
@@ -124,7 +126,9 @@ class Browser:
             ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=open(os.environ["LOCALJUDGE_CHROMIUM_LOG"], "ab")  # noqa: SIM115
+            if os.environ.get("LOCALJUDGE_CHROMIUM_LOG")
+            else subprocess.DEVNULL,
             preexec_fn=wire,
             close_fds=False,
         )
