@@ -180,7 +180,7 @@ def plot_svg(values: Mapping[str, Sequence[float]], view: JudgeView) -> str:
     from matplotlib.figure import Figure
 
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "localjudge"}):
-        return _draw(Figure(figsize=(3.4, 2.1), dpi=100), values, view)
+        return _draw(Figure(figsize=(3.2, 2.0), dpi=100), values, view)
 
 
 def _draw(fig: Any, values: Mapping[str, Sequence[float]], view: JudgeView) -> str:
