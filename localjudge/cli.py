@@ -7,7 +7,6 @@ diagnostics to stderr; llama.cpp's own logging only with --verbose.
 
 from __future__ import annotations
 
-import hashlib
 import sys
 import time
 from collections.abc import Callable
@@ -20,9 +19,6 @@ from localjudge import __version__
 from localjudge.errors import LocalJudgeError, OutputError, UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-# A rationale is at most this many tokens: one sentence, and every token costs.
-RATIONALE_TOKENS = 40
 
 
 def _guard(fn: Callable[[], int]) -> None:
@@ -209,7 +205,7 @@ def _eval(
 ) -> int:
     from localjudge import api, evaluation, judges, models, output
     from localjudge.engine.base import BackendStats
-    from localjudge.engine.llama import LlamaBackend, physical_cores
+    from localjudge.engine.llama import physical_cores
     from localjudge.records import read_records
 
     thresholds_wanted = _parse_fail_under(fail_under)
@@ -244,25 +240,19 @@ def _eval(
         rationale=rationale is True, thresholds=thresholds, guard=injection_guard
     )
     threads = threads or physical_cores()
-    # The parsed rows (not the file bytes: stdin has no file) identify the input.
-    input_hash = hashlib.sha256(repr(rows).encode("utf-8")).hexdigest()
-    manifest: dict[str, Any] = {
-        "localjudge": __version__,
-        "llama_cpp_python": _llama_version(),
-        "model": {"id": resolved.id, "file": resolved.path.name, "sha256": resolved.sha256},
-        "judges": {j.name: judges.template_hash(j) for j in chosen},
-        "thresholds": thresholds,
-        "rationale": rationale,
-        "guard": judges.guard.FINGERPRINT if injection_guard else None,
-        "seed": seed,
-        "threads": threads,
-        "ctx": n_ctx,
-        "batch_size": batch_size,
-        "flash_attn": True,
-        "rationale_tokens": RATIONALE_TOKENS,
-        "input": {"path": data, "rows": len(rows), "sha256": input_hash},
-        "command_line": sys.argv,
-    }
+    manifest = evaluation.run_manifest(
+        resolved,
+        chosen,
+        thresholds,
+        rationale,
+        injection_guard,
+        seed,
+        threads,
+        n_ctx,
+        batch_size,
+        data,
+        rows,
+    )
     writer = output.ResultsWriter(Path(out_dir), manifest, resume=resume, overwrite=overwrite)
     if writer.done > len(rows):
         raise OutputError(
@@ -273,10 +263,9 @@ def _eval(
     started = time.perf_counter()
     stats = BackendStats()
     if todo:
-        backend = LlamaBackend(
-            resolved.path,
-            template=entry.template if entry else None,
-            n_ctx=n_ctx,
+        backend = evaluation.load_backend(
+            resolved,
+            ctx=n_ctx,
             threads=threads,
             batch_size=batch_size,
             seed=seed,
@@ -347,15 +336,6 @@ def _eval(
         click.echo("Below --fail-under: " + "; ".join(missed), err=True)
         return 1
     return 0
-
-
-def _llama_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("llama-cpp-python")
-    except PackageNotFoundError:
-        return "not installed"
 
 
 @cli.group("judges")

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from localjudge import __version__, api
 from localjudge.engine.base import Backend
@@ -29,6 +29,10 @@ from localjudge.errors import InvalidRecordError, UsageError
 from localjudge.judges import BUILTIN as BUILTIN_JUDGES
 from localjudge.judges import Judge, JudgeOptions, guard, load_judge_file, select, template_hash
 from localjudge.records import BadRecord, Record, read_records, validate_row
+
+if TYPE_CHECKING:
+    from localjudge.engine.llama import LlamaBackend
+    from localjudge.models import ResolvedModel
 
 # A rationale is at most this many tokens: one sentence, and every token costs.
 RATIONALE_TOKENS = 40
@@ -181,52 +185,40 @@ def evaluate(
         from localjudge.engine.llama import physical_cores
 
         threads = physical_cores()
-    manifest: dict[str, Any] = {
-        "localjudge": __version__,
-        "llama_cpp_python": llama_version(),
-        "model": (
-            {"id": resolved.id, "file": resolved.path.name, "sha256": resolved.sha256}
-            if resolved
-            else {"id": None, "file": None, "sha256": None, "backend": backend.describe()}
-            if backend is not None
-            else {}
-        ),
-        "judges": {j.name: template_hash(j) for j in chosen},
-        "thresholds": thresholds,
-        "rationale": rationale,
-        "guard": guard.FINGERPRINT if guard_text else None,
-        "seed": seed,
-        "threads": threads,
-        "ctx": ctx,
-        "batch_size": batch_size,
-        "flash_attn": True,
-        "rationale_tokens": RATIONALE_TOKENS,
-        "input": {
-            "path": str(data) if isinstance(data, str | Path) else None,
-            "rows": len(rows),
-            "sha256": input_hash(rows),
-        },
-        "command_line": sys.argv,
-    }
+    manifest = run_manifest(
+        resolved,
+        chosen,
+        thresholds,
+        rationale,
+        guard_text,
+        seed,
+        threads,
+        ctx,
+        batch_size,
+        data if isinstance(data, str | Path) else None,
+        rows,
+    )
+    if resolved is None:
+        assert backend is not None
+        manifest["model"] = {
+            "id": None,
+            "file": None,
+            "sha256": None,
+            "backend": backend.describe(),
+        }
     started = time.perf_counter()
+    own = backend is None
     if backend is None:
-        from localjudge.engine.llama import LlamaBackend
-
         assert resolved is not None
-        backend = LlamaBackend(
-            resolved.path,
-            template=entry.template if entry else None,
-            n_ctx=ctx,
+        backend = load_backend(
+            resolved,
+            ctx=ctx,
             threads=threads,
             batch_size=batch_size,
             seed=seed,
             prompt_cache=prompt_cache,
-            rationale_tokens=RATIONALE_TOKENS,
             verbose=verbose,
         )
-        own = True
-    else:
-        own = False
     load_seconds = time.perf_counter() - started
     try:
         run = judge_rows(rows, backend, chosen, thresholds, rationale, guard_text, on_row)
@@ -246,6 +238,74 @@ def evaluate(
     }
     summary["manifest"] = manifest
     return Result(run.results, summary, manifest)
+
+
+def run_manifest(
+    resolved: ResolvedModel | None,
+    judges: Sequence[Judge],
+    thresholds: Mapping[str, float],
+    rationale: Rationale,
+    guard_text: bool,
+    seed: int,
+    threads: int,
+    ctx: int,
+    batch_size: int,
+    path: str | Path | None,
+    rows: Sequence[Record | BadRecord],
+) -> dict[str, Any]:
+    """The run manifest (SPEC §6) of summary.json and manifest.json."""
+    model = (
+        {"id": resolved.id, "file": resolved.path.name, "sha256": resolved.sha256}
+        if resolved
+        else {}
+    )
+    return {
+        "localjudge": __version__,
+        "llama_cpp_python": llama_version(),
+        "model": model,
+        "judges": {j.name: template_hash(j) for j in judges},
+        "thresholds": dict(thresholds),
+        "rationale": rationale,
+        "guard": guard.FINGERPRINT if guard_text else None,
+        "seed": seed,
+        "threads": threads,
+        "ctx": ctx,
+        "batch_size": batch_size,
+        "flash_attn": True,
+        "rationale_tokens": RATIONALE_TOKENS,
+        "input": {
+            "path": None if path is None else str(path),
+            "rows": len(rows),
+            "sha256": input_hash(rows),
+        },
+        "command_line": sys.argv,
+    }
+
+
+def load_backend(
+    resolved: ResolvedModel,
+    *,
+    ctx: int,
+    threads: int,
+    batch_size: int,
+    seed: int,
+    prompt_cache: bool,
+    verbose: bool,
+) -> LlamaBackend:
+    """The llama.cpp backend for a resolved model (raises ModelError, exit 3)."""
+    from localjudge.engine.llama import LlamaBackend
+
+    entry = resolved.entry
+    return LlamaBackend(
+        resolved.path,
+        template=entry.template if entry else None,
+        n_ctx=ctx,
+        threads=threads,
+        batch_size=batch_size,
+        seed=seed,
+        prompt_cache=prompt_cache,
+        verbose=verbose,
+    )
 
 
 def judge_rows(

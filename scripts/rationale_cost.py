@@ -101,11 +101,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     resolved = resolve_for_eval(args.model)
     entry = resolved.entry
     thresholds = dict(entry.thresholds) if entry else {}
-    backend = LlamaBackend(
-        resolved.path,
-        template=entry.template if entry else None,
+    backend = evaluation.load_backend(
+        resolved,
+        ctx=4096,
         threads=physical_cores(),
-        rationale_tokens=evaluation.RATIONALE_TOKENS,
+        batch_size=512,
+        seed=0,
+        prompt_cache=True,
+        verbose=False,
     )
     try:
         results = [
