@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from localjudge import __version__, api
+from localjudge import judges as registry
 from localjudge.engine.base import Backend
 from localjudge.errors import InvalidRecordError, UsageError
-from localjudge.judges import BUILTIN as BUILTIN_JUDGES
-from localjudge.judges import Judge, JudgeOptions, guard, load_judge_file, select, template_hash
+from localjudge.judges import Judge, JudgeOptions
 from localjudge.records import BadRecord, Record, read_records, validate_row
 
 if TYPE_CHECKING:
@@ -119,10 +119,10 @@ def choose_judges(
 ) -> list[Judge]:
     """The judges to run: names (a list or a comma-separated string; None for every judge
     whose inputs a row has) among the built-ins and the custom judges of `judge_file`."""
-    custom = load_judge_file(str(judge_file), set(BUILTIN_JUDGES)) if judge_file else []
+    custom = registry.load_judge_file(str(judge_file), set(registry.BUILTIN)) if judge_file else []
     if isinstance(names, str):
         names = [n.strip() for n in names.split(",") if n.strip()]
-    return select(list(names) if names is not None else None, custom)
+    return registry.select(list(names) if names is not None else None, custom)
 
 
 def input_hash(rows: Sequence[Record | BadRecord]) -> str:
@@ -263,10 +263,10 @@ def run_manifest(
         "localjudge": __version__,
         "llama_cpp_python": llama_version(),
         "model": model,
-        "judges": {j.name: template_hash(j) for j in judges},
+        "judges": {j.name: registry.template_hash(j) for j in judges},
         "thresholds": dict(thresholds),
         "rationale": rationale,
-        "guard": guard.FINGERPRINT if guard_text else None,
+        "guard": registry.guard.FINGERPRINT if guard_text else None,
         "seed": seed,
         "threads": threads,
         "ctx": ctx,
