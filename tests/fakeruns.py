@@ -6,7 +6,6 @@ lays a run out; so each test reads back a real run, only without a model."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -16,20 +15,16 @@ import localjudge
 from localjudge.engine.base import VerdictRequest
 from localjudge.engine.fake import FakeBackend
 
-from .conftest import EXAMPLE
+from .conftest import EXAMPLE, load_script
 
 Answer = tuple[str, float]
 
 
 def hashed_rule(seed: str) -> Callable[[VerdictRequest], Answer]:
-    """A label and a probability in [0.5, 1) from the SHA-256 of seed + prompt."""
-
-    def answer(request: VerdictRequest) -> Answer:
-        h = hashlib.sha256((seed + request.prompt.user_text()).encode("utf-8")).digest()
-        label = request.labels[0] if h[1] % 3 else request.labels[1]
-        return label, 0.5 + h[0] / 520
-
-    return answer
+    """A label and a probability in [0.5, 1) from the SHA-256 of seed + prompt (the rule
+    scripts/report_bench.py judges its large run with)."""
+    rule: Callable[[VerdictRequest], Answer] = load_script("report_bench").hashed_rule(seed)
+    return rule
 
 
 def always_no_for(question: str, seed: str) -> Callable[[VerdictRequest], Answer]:
