@@ -280,3 +280,41 @@ def test_rationale_failing_on_a_real_backend(small_model: Path) -> None:
         else:
             assert reasons is None
     assert asked and passed
+
+
+def test_eval_html_and_rationale_failing_through_the_cli(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from .test_reliability import FakeCli
+
+    fake = FakeCli(monkeypatch)
+    out, page = tmp_path / "out", tmp_path / "page.html"
+    run = fake(EXAMPLE, "--out", out, "--rationale", "failing", "--html", page)
+    assert run.code == 0, run.stderr
+    assert f"report: {page}" in run.stderr
+    html = page.read_text()
+    summary = json.loads((out / "summary.json").read_text())
+    for key in summary["aggregates"]:
+        assert f'<tr data-metric="{key}">' in html
+    assert json.loads((out / "manifest.json").read_text())["rationale"] == "failing"
+    for row in read_rows(out):
+        for key, value in row.items():
+            if key.endswith("/rationale") and key.split("/")[2] not in MODEL_FREE_RATIONALES:
+                assert (value is not None) == (row[key.replace("/rationale", "/rating")] == "no")
+
+
+def test_eval_html_without_the_report_extra_fails_before_the_model_loads(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import importlib.util
+
+    from .test_reliability import FakeCli
+
+    fake = FakeCli(monkeypatch)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "jinja2" else real(name, *a)
+    )
+    run = fake(EXAMPLE, "--out", tmp_path / "out", "--html", tmp_path / "page.html")
+    assert run.code == 2 and fake.loads == 0
+    assert "pip install 'localjudge[report]'" in run.stderr
