@@ -80,7 +80,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--keep", type=Path, help="keep the run directory here")
     args = parser.parse_args(argv)
-    folder = args.keep or Path(tempfile.mkdtemp(prefix="localjudge-report-bench-"))
+    if args.keep:
+        return bench(args, args.keep, argv)
+    with tempfile.TemporaryDirectory(prefix="localjudge-report-bench-") as tmp:
+        return bench(args, Path(tmp), argv)
+
+
+def bench(args: argparse.Namespace, folder: Path, argv: Sequence[str] | None) -> int:
+    """Judge, write and open the report in `folder` (see the module docstring)."""
     result = localjudge.evaluate(
         rows(args.rows), rationale=True, backend=FakeBackend(rule=hashed_rule("bench"))
     )
