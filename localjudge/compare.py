@@ -67,6 +67,7 @@ class Comparison:
     judges_only_in_a: list[str] = field(default_factory=list)
     judges_only_in_b: list[str] = field(default_factory=list)
     manifest_differences: list[str] = field(default_factory=list)
+    prompts_changed: list[str] = field(default_factory=list)
 
     @property
     def regressions(self) -> list[JudgeDiff]:
@@ -118,6 +119,14 @@ def manifest_differences(a: RunDir, b: RunDir) -> list[str]:
         names = sorted(k for k in set(ta) | set(tb) if ta.get(k) != tb.get(k))
         out.append("thresholds: " + ", ".join(f"{n} {ta.get(n)} vs {tb.get(n)}" for n in names))
     return out
+
+
+def prompts_changed(a: RunDir, b: RunDir) -> list[str]:
+    """Judges whose prompt templates differ between the runs (another localjudge version,
+    or a changed custom judge): their differences mix the change under test with that."""
+    ha = (a.manifest or {}).get("judges") or {}
+    hb = (b.manifest or {}).get("judges") or {}
+    return [name for name in ha if name in hb and ha[name] != hb[name]]
 
 
 def _verdict_fields(judge: Judge) -> tuple[str, str] | None:
@@ -201,6 +210,7 @@ def compare(a: RunDir, b: RunDir, *, allow_different_models: bool = False) -> Co
         judges_only_in_a=[n for n in judges_a if n not in judges_b],
         judges_only_in_b=[n for n in judges_b if n not in judges_a],
         manifest_differences=differences,
+        prompts_changed=prompts_changed(a, b),
     )
 
 
@@ -260,6 +270,11 @@ def _notes(c: Comparison) -> list[str]:
         notes.append(
             "Compared although they differ (--allow-different-models): "
             + "; ".join(c.manifest_differences)
+        )
+    if c.prompts_changed:
+        notes.append(
+            "the prompts of these judges differ between the runs, so their differences "
+            "are partly the prompts': " + ", ".join(c.prompts_changed)
         )
     for label, ids in (("only in A", c.rows_only_in_a), ("only in B", c.rows_only_in_b)):
         if ids:

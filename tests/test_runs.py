@@ -190,3 +190,14 @@ def test_compare_refuses_duplicate_request_ids(tmp_path: Path) -> None:
     make_run(tmp_path / "a", hashed_rule("a"), data=rows, judges=["safety"])
     code, _, err = invoke("compare", tmp_path / "a", tmp_path / "a")
     assert code == 2 and "request_id 'x' appears more than once" in err
+
+
+def test_compare_notes_changed_prompts(run_a: Path, tmp_path: Path) -> None:
+    run_b = tmp_path / "b"
+    manifest = json.loads((run_a / "manifest.json").read_text())
+    hashes = {**manifest["judges"], "safety": "0" * 64}
+    make_run(run_b, hashed_rule("a"), rationale=True, manifest={"judges": hashes})
+    result = compare.compare(runs.load_run(run_a), runs.load_run(run_b))
+    assert result.prompts_changed == ["safety"]
+    code, out, _ = invoke("compare", run_a, run_b)
+    assert code == 0 and "the prompts of these judges differ" in out and "safety" in out
