@@ -28,10 +28,10 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 from bench import workload  # noqa: E402
 
-from localjudge import evaluation  # noqa: E402
+from localjudge import api, evaluation  # noqa: E402
 from localjudge.engine.llama import LlamaBackend, physical_cores  # noqa: E402
 from localjudge.judges import select  # noqa: E402
-from localjudge.models import resolve_for_eval  # noqa: E402
+from localjudge.models import ResolvedModel, resolve_for_eval  # noqa: E402
 from localjudge.records import BadRecord, Record, read_records  # noqa: E402
 
 MODES: tuple[evaluation.Rationale, ...] = (False, "failing", True)
@@ -48,6 +48,8 @@ def measure(
     rows: Sequence[Record | BadRecord],
     backend: LlamaBackend,
     thresholds: dict[str, float],
+    resolved: ResolvedModel,
+    save: Path | None = None,
 ) -> dict[str, Any]:
     judges = select(None)
     out: dict[str, Any] = {"workload": name, "rows": len(rows), "modes": {}}
@@ -59,6 +61,23 @@ def measure(
         seconds = time.perf_counter() - started
         after = backend.stats.as_dict()
         verdicts = _verdicts(run.results)
+        if save is not None:  # a run directory `localjudge report` reads
+            manifest = evaluation.run_manifest(
+                resolved,
+                judges,
+                thresholds,
+                mode,
+                True,
+                0,
+                backend.threads,
+                backend.n_ctx,
+                backend.batch_size,
+                name,
+                rows,
+            )
+            summary = {**api.summarise(run.results, judges), "manifest": manifest}
+            result = evaluation.Result(run.results, summary, manifest)
+            result.save(save / f"{name}-{str(mode).lower()}")
         if reference is None:
             reference = verdicts
         rationales = sum(
@@ -97,6 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", default=None, help="model id or path (default: the default)")
     parser.add_argument("--bench-rows", type=int, default=5)
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--save-runs", type=Path, help="save each run as a run directory here")
     args = parser.parse_args(argv)
     resolved = resolve_for_eval(args.model)
     entry = resolved.entry
@@ -117,9 +137,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 read_records(REPO / "examples" / "rag_eval.jsonl").rows,
                 backend,
                 thresholds,
+                resolved,
+                args.save_runs,
             ),
             measure(
-                f"bench-{args.bench_rows}", list(workload(args.bench_rows)), backend, thresholds
+                f"bench-{args.bench_rows}",
+                list(workload(args.bench_rows)),
+                backend,
+                thresholds,
+                resolved,
+                args.save_runs,
             ),
         ]
     finally:
