@@ -24,7 +24,7 @@ import numpy as np
 from localjudge import scoring
 from localjudge.errors import UsageError
 from localjudge.judges import Judge
-from localjudge.runs import RunDir, recorded_judges
+from localjudge.runs import RunDir, judge_prefix, recorded_judges
 
 WORSE, BETTER, SAME, TOO_FEW = "worse", "better", "no clear change", "too few rows"
 
@@ -77,10 +77,6 @@ class Comparison:
         return {**asdict(self), "regressions": [d.judge for d in self.regressions]}
 
 
-def _prefix(judge: Judge) -> str:
-    return judge.metrics()[0].field.rsplit("/", 1)[0]
-
-
 def _value(row: Mapping[str, Any], field_name: str, kind: str) -> float | None:
     if row.get("error") is not None:
         return None
@@ -131,7 +127,7 @@ def prompts_changed(a: RunDir, b: RunDir) -> list[str]:
 
 def _verdict_fields(judge: Judge) -> tuple[str, str] | None:
     """The per-row verdict field and its probability field, for judges that have one."""
-    prefix = _prefix(judge)
+    prefix = judge_prefix(judge)
     metric = judge.metrics()[0]
     if metric.kind == "rating":
         return f"{prefix}/rating", f"{prefix}/probability"

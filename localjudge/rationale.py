@@ -25,6 +25,7 @@ from localjudge import api
 from localjudge.engine.base import Backend, BackendStats, Verdict, VerdictRequest
 from localjudge.judges import Judge, JudgeOptions
 from localjudge.records import BadRecord, Record, RecordSet
+from localjudge.runs import judge_prefix
 
 
 def _plain(request: VerdictRequest) -> VerdictRequest:
@@ -74,10 +75,6 @@ class _Replay:
         return {"backend": "replay"}
 
 
-def _prefix(judge: Judge) -> str:
-    return f"{judge.step}/llm_judged/{judge.name}"
-
-
 def failing_judges(row: Mapping[str, Any], judges: Sequence[Judge]) -> list[Judge]:
     """The model judges whose verdict on `row` fails: rating "no", or any chunk or
     statement rated "no"."""
@@ -85,7 +82,7 @@ def failing_judges(row: Mapping[str, Any], judges: Sequence[Judge]) -> list[Judg
     for judge in judges:
         if not judge.labels:
             continue
-        prefix = _prefix(judge)
+        prefix = judge_prefix(judge)
         ratings = row.get(f"{prefix}/ratings")
         if row.get(f"{prefix}/rating") == "no" or (isinstance(ratings, list) and "no" in ratings):
             out.append(judge)
@@ -107,7 +104,7 @@ def judge_row(
     for judge in failing:
         probe = _Replay(recorder.seen, {})
         api.judge_row(record, [judge], probe, loud)
-        per_unit = isinstance(row.get(f"{_prefix(judge)}/ratings"), list)
+        per_unit = isinstance(row.get(f"{judge_prefix(judge)}/ratings"), list)
         for key in probe.asked:
             if key not in wanted and (not per_unit or recorder.seen[key].label == "no"):
                 wanted.append(key)
@@ -119,7 +116,7 @@ def judge_row(
         if v.error is None and v.rationale is not None
     }
     again = api.judge_row(record, failing, _Replay(recorder.seen, rationales), loud)
-    prefixes = tuple(_prefix(j) + "/" for j in failing)
+    prefixes = tuple(judge_prefix(j) + "/" for j in failing)
     row.update({k: v for k, v in again.items() if k.startswith(prefixes)})
     return row
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from localjudge.errors import OutputError, UsageError
 from localjudge.judges import Judge
-from localjudge.runs import RunDir, recorded_judges, summary_of
+from localjudge.runs import RunDir, judge_prefix, recorded_judges, summary_of
 
 TEMPLATE = "report.html.j2"
 # Text longer than this is cut in the table cell; the whole text is one click away.
@@ -64,10 +64,6 @@ class JudgeView:
     threshold: float | None
 
 
-def _prefix(judge: Judge) -> str:
-    return judge.metrics()[0].field.rsplit("/", 1)[0]
-
-
 def judge_view(judge: Judge, thresholds: Mapping[str, Any]) -> JudgeView:
     metric = judge.metrics()[0]
     if metric.kind == "rating":
@@ -78,7 +74,7 @@ def judge_view(judge: Judge, thresholds: Mapping[str, Any]) -> JudgeView:
         kind = "score"
     t = thresholds.get(judge.name)
     threshold = float(t) if isinstance(t, int | float) else None
-    return JudgeView(judge.name, metric.key, metric.field, _prefix(judge), kind, threshold)
+    return JudgeView(judge.name, metric.key, metric.field, judge_prefix(judge), kind, threshold)
 
 
 def _list(value: Any) -> list[Any]:

@@ -120,6 +120,11 @@ class RecordedJudge:
         return {}
 
 
+def judge_prefix(judge: Judge) -> str:
+    """The start of a judge's per-row field names, e.g. response/llm_judged/safety."""
+    return judge.metrics()[0].field.rsplit("/", 1)[0]
+
+
 def recorded_judges(results: Sequence[Mapping[str, Any]]) -> list[Judge]:
     """The judges of a run, in the order `eval` lists them (built-ins in registry order,
     then custom judges as first seen), from the rows' field names and `judges_skipped`.
