@@ -7,4 +7,6 @@ try:
 except PackageNotFoundError:  # running from a checkout that is not installed
     __version__ = "0.0.0+checkout"
 
-__all__ = ["__version__"]
+from localjudge.evaluation import Result, evaluate  # noqa: E402  (needs __version__)
+
+__all__ = ["Result", "__version__", "evaluate"]

@@ -7,7 +7,6 @@ diagnostics to stderr; llama.cpp's own logging only with --verbose.
 
 from __future__ import annotations
 
-import hashlib
 import sys
 import time
 from collections.abc import Callable
@@ -21,9 +20,6 @@ from localjudge.cli_labels import calibration_option
 from localjudge.errors import LocalJudgeError, OutputError, UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-# A rationale is at most this many tokens: one sentence, and every token costs.
-RATIONALE_TOKENS = 40
 
 
 def _guard(fn: Callable[[], int]) -> None:
@@ -100,12 +96,18 @@ def _parse_fail_under(values: tuple[str, ...]) -> list[tuple[str, float]]:
 )
 @click.option("--overwrite", is_flag=True, help="Replace results of a different run in --out.")
 @click.option(
-    "--rationale/--no-rationale",
-    default=True,
+    "--rationale",
+    "rationale_mode",
+    type=click.Choice(["all", "failing", "none"]),
+    is_flag=False,
+    flag_value="all",
+    default="all",
     show_default=True,
-    help="Ask for a short rationale after each verdict (verdicts are the same "
-    "either way; without is much faster).",
+    help="Which verdicts get a short rationale: all, only those that fail (the rows a "
+    "person reads first), or none. Verdicts are the same in every mode; each rationale "
+    "costs generated tokens. --rationale alone means all.",
 )
+@click.option("--no-rationale", is_flag=True, help="No rationale (as --rationale none).")
 @click.option(
     "--guard/--no-guard",
     "injection_guard",
@@ -165,6 +167,13 @@ def _parse_fail_under(values: tuple[str, ...]) -> list[tuple[str, float]]:
     "Thresholds (and unsure bands) fitted on your labels by `localjudge calibrate`; they "
     "override the catalogue's."
 )
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Also write the run's self-contained HTML report to FILE (as `localjudge report`).",
+)
 def eval_cmd(**kw: Any) -> None:
     """Judge every row of DATA (.jsonl, .json array, .csv, or - for stdin).
 
@@ -184,7 +193,8 @@ def _eval(
     out_dir: str,
     resume: bool,
     overwrite: bool,
-    rationale: bool,
+    rationale_mode: str,
+    no_rationale: bool,
     injection_guard: bool,
     threads: int | None,
     n_ctx: int,
@@ -197,13 +207,25 @@ def _eval(
     strict: bool,
     verbose: bool,
     calibration_file: str | None = None,
+    html_path: str | None = None,
 ) -> int:
-    from localjudge import api, calibration, judges, models, output
+    from localjudge import api, calibration, evaluation, judges, models, output
     from localjudge.engine.base import BackendStats
-    from localjudge.engine.llama import LlamaBackend, physical_cores
+    from localjudge.engine.llama import physical_cores
     from localjudge.records import read_records
 
     thresholds_wanted = _parse_fail_under(fail_under)
+    rationale: evaluation.Rationale = (
+        False
+        if no_rationale or rationale_mode == "none"
+        else "failing"
+        if rationale_mode == "failing"
+        else True
+    )
+    if html_path:
+        from localjudge import report
+
+        report.check_available()  # before the model loads, not after the run
     records = read_records(data)
     if strict and records.bad:
         first = records.bad[0]
@@ -225,31 +247,25 @@ def _eval(
         cal.check_model(resolved.id, resolved.sha256)
         thresholds.update(cal.thresholds)
     options = judges.JudgeOptions(
-        rationale=rationale,
+        rationale=rationale is True,
         thresholds=thresholds,
         guard=injection_guard,
         unsure_bands=cal.bands if cal else {},
     )
     threads = threads or physical_cores()
-    # The parsed rows (not the file bytes: stdin has no file) identify the input.
-    input_hash = hashlib.sha256(repr(rows).encode("utf-8")).hexdigest()
-    manifest: dict[str, Any] = {
-        "localjudge": __version__,
-        "llama_cpp_python": _llama_version(),
-        "model": {"id": resolved.id, "file": resolved.path.name, "sha256": resolved.sha256},
-        "judges": {j.name: judges.template_hash(j) for j in chosen},
-        "thresholds": thresholds,
-        "rationale": rationale,
-        "guard": judges.guard.FINGERPRINT if injection_guard else None,
-        "seed": seed,
-        "threads": threads,
-        "ctx": n_ctx,
-        "batch_size": batch_size,
-        "flash_attn": True,
-        "rationale_tokens": RATIONALE_TOKENS,
-        "input": {"path": data, "rows": len(rows), "sha256": input_hash},
-        "command_line": sys.argv,
-    }
+    manifest = evaluation.run_manifest(
+        resolved,
+        chosen,
+        thresholds,
+        rationale,
+        injection_guard,
+        seed,
+        threads,
+        n_ctx,
+        batch_size,
+        data,
+        rows,
+    )
     if cal is not None:
         manifest["calibration"] = {**cal.manifest(), "unsure_bands": dict(cal.bands)}
     writer = output.ResultsWriter(Path(out_dir), manifest, resume=resume, overwrite=overwrite)
@@ -262,10 +278,9 @@ def _eval(
     started = time.perf_counter()
     stats = BackendStats()
     if todo:
-        backend = LlamaBackend(
-            resolved.path,
-            template=entry.template if entry else None,
-            n_ctx=n_ctx,
+        backend = evaluation.load_backend(
+            resolved,
+            ctx=n_ctx,
             threads=threads,
             batch_size=batch_size,
             seed=seed,
@@ -299,7 +314,9 @@ def _eval(
                     elapsed = time.perf_counter() - judge_started
                     bar.update(1, f"{(bar.pos + 1) / max(elapsed, 1e-9):.2f} rows/s")
 
-                api.evaluate(todo, backend, chosen, options, on_row=on_row)
+                evaluation.judge_rows(
+                    todo, backend, chosen, options.thresholds, rationale, options.guard, on_row
+                )
         finally:
             writer.close()
             backend.close()
@@ -319,6 +336,11 @@ def _eval(
     summary["manifest"] = manifest
     output.write_summary(Path(out_dir), summary)
     click.echo(output.render(summary, fmt, Path(out_dir)))
+    if html_path:
+        from localjudge import report, runs
+
+        report.write_report(runs.load_run(out_dir), Path(html_path))
+        click.echo(f"report: {html_path}", err=True)
 
     missed = []
     for name, threshold in thresholds_wanted:
@@ -329,15 +351,6 @@ def _eval(
         click.echo("Below --fail-under: " + "; ".join(missed), err=True)
         return 1
     return 0
-
-
-def _llama_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("llama-cpp-python")
-    except PackageNotFoundError:
-        return "not installed"
 
 
 @cli.group("judges")
@@ -410,6 +423,16 @@ def _register_models() -> None:
 
 
 _register_models()
+
+
+def _register_run_commands() -> None:
+    from localjudge.cli_runs import COMMANDS
+
+    for command in COMMANDS:
+        cli.add_command(command)
+
+
+_register_run_commands()
 
 
 def main() -> None:
