@@ -326,13 +326,7 @@ def _eval(
     results = writer.read_back()
     summary = api.summarise(results, chosen)
     summary["blank_lines_skipped"] = records.blank_lines
-    summary["timings"] = {
-        "model_load_seconds": round(load_seconds, 3),
-        "judge_seconds": round(judge_seconds, 3),
-        "rows_judged_this_run": len(todo),
-        "rows_per_second": round(len(todo) / judge_seconds, 4) if judge_seconds > 0 else None,
-        **stats.as_dict(),
-    }
+    summary["timings"] = evaluation.timings(load_seconds, judge_seconds, len(todo), stats)
     summary["manifest"] = manifest
     output.write_summary(Path(out_dir), summary)
     click.echo(output.render(summary, fmt, Path(out_dir)))

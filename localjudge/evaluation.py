@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from localjudge import __version__, api
 from localjudge import judges as registry
-from localjudge.engine.base import Backend
+from localjudge.engine.base import Backend, BackendStats
 from localjudge.errors import InvalidRecordError, UsageError
 from localjudge.judges import Judge, JudgeOptions
 from localjudge.records import BadRecord, Record, read_records, validate_row
@@ -229,15 +229,22 @@ def evaluate(
                 close()
     summary = api.summarise(run.results, chosen)
     judge_seconds = run.timings.get("judge_seconds", 0.0)
-    summary["timings"] = {
-        "model_load_seconds": round(load_seconds, 3),
-        "judge_seconds": round(judge_seconds, 3),
-        "rows_judged_this_run": len(rows),
-        "rows_per_second": round(len(rows) / judge_seconds, 4) if judge_seconds > 0 else None,
-        **backend.stats.as_dict(),
-    }
+    summary["timings"] = timings(load_seconds, judge_seconds, len(rows), backend.stats)
     summary["manifest"] = manifest
     return Result(run.results, summary, manifest)
+
+
+def timings(
+    load_seconds: float, judge_seconds: float, rows: int, stats: BackendStats
+) -> dict[str, Any]:
+    """The `timings` of summary.json: model load, judging, rows per second, work counters."""
+    return {
+        "model_load_seconds": round(load_seconds, 3),
+        "judge_seconds": round(judge_seconds, 3),
+        "rows_judged_this_run": rows,
+        "rows_per_second": round(rows / judge_seconds, 4) if judge_seconds > 0 else None,
+        **stats.as_dict(),
+    }
 
 
 def run_manifest(
