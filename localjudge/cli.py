@@ -315,7 +315,14 @@ def _eval(
                     bar.update(1, f"{(bar.pos + 1) / max(elapsed, 1e-9):.2f} rows/s")
 
                 evaluation.judge_rows(
-                    todo, backend, chosen, options.thresholds, rationale, options.guard, on_row
+                    todo,
+                    backend,
+                    chosen,
+                    options.thresholds,
+                    rationale,
+                    options.guard,
+                    on_row,
+                    unsure_bands=options.unsure_bands,
                 )
         finally:
             writer.close()

@@ -323,10 +323,16 @@ def judge_rows(
     rationale: Rationale,
     guard_text: bool,
     on_row: Callable[[dict[str, Any]], None] | None = None,
+    unsure_bands: Mapping[str, tuple[float, float]] | None = None,
 ) -> api.Run:
-    """api.evaluate with the run's options; `rationale="failing"` goes through
-    localjudge.rationale."""
-    options = JudgeOptions(rationale=rationale is True, thresholds=thresholds, guard=guard_text)
+    """api.evaluate with the run's options (and a calibration's unsure bands);
+    `rationale="failing"` goes through localjudge.rationale."""
+    options = JudgeOptions(
+        rationale=rationale is True,
+        thresholds=thresholds,
+        guard=guard_text,
+        unsure_bands=unsure_bands or {},
+    )
     if rationale == "failing":
         from localjudge import rationale as failing
 
