@@ -39,10 +39,11 @@ def judge_row(
     """Every selected judge's fields for one valid row. All of a row's verdicts go to the
     backend in one call, so that it can order them to reuse their shared prompt prefix.
     With `options.guard`, text aimed at the judge is removed first (judges.guard) and
-    reported in `guard/removed`."""
+    reported in `guard/removed`. A row whose judges ask the model nothing (document_recall
+    alone) is not guarded: no text of it reaches a model, so nothing is removed."""
     original = record
     removed: list[guard.Removed] = []
-    if options.guard:
+    if options.guard and any(j.labels and not j.missing(record) for j in judges):
         record, removed = guard.guard_record(record)
     requests: list[VerdictRequest] = []
     spans: list[tuple[Judge, int, int]] = []

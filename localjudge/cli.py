@@ -241,7 +241,7 @@ def _eval_input(
 
         import_ray()  # exit 2 with the install command before anything else
     # One streaming pass: counts, the input hash and the bad lines, before the model loads.
-    scan = source.scan(limit)
+    scan = source.scan(limit, validate=strict)
     if strict and scan.bad:
         raise UsageError(f"{data}: {scan.bad} bad line(s) (--strict); first: {scan.first_bad}")
     custom = judges.load_judge_file(judge_file, set(judges.BUILTIN)) if judge_file else []
@@ -271,7 +271,7 @@ def _eval_input(
         "batch_size": batch_size,
         "flash_attn": True,
         "rationale_tokens": RATIONALE_TOKENS,
-        # The parsed rows (not the file bytes: stdin has no file) identify the input.
+        # The rows' bytes (JSONL) or their parsed form identify the input (records.scan).
         "input": {"path": data, "rows": scan.rows, "sha256": scan.sha256},
         "command_line": sys.argv,
     }

@@ -42,6 +42,8 @@ BLOCK_ROWS = 8
 QUEUED_PER_WORKER = 2
 # Bytes per object-store chunk when shipping a model file to a node that lacks it.
 SHIP_CHUNK = 64 * 2**20
+# Seconds to wait for the workers to start (they queue while the cluster's CPUs are taken).
+START_TIMEOUT = 300.0
 # How often Ray may restart a worker whose process died, and retry its block.
 RESTARTS = 4
 
@@ -247,7 +249,13 @@ def start_workers(
     )
     workers = [actor.remote(spec) for _ in range(n)]
     try:
-        lacking = ray.get([w.prepare.remote() for w in workers])
+        try:
+            lacking = ray.get([w.prepare.remote() for w in workers], timeout=START_TIMEOUT)
+        except ray.exceptions.GetTimeoutError:
+            raise UsageError(
+                f"--ray: {n} worker(s) did not start within {START_TIMEOUT:.0f} s; the "
+                "cluster's CPUs may be taken by another job"
+            ) from None
         missing = [w for w, name in zip(workers, lacking, strict=True) if name is not None]
         if missing and not ship:
             names = sorted({name for name in lacking if name is not None})

@@ -116,7 +116,8 @@ def read_records(source: str | Path, *, stdin: io.BufferedIOBase | None = None) 
 @dataclass(frozen=True)
 class InputScan:
     """What one streaming pass over an input file found: `rows` and `sha256` cover the
-    first `--limit` rows, `bad` and `first_bad` the whole file."""
+    first `--limit` rows, `bad` and `first_bad` the whole file (counted only when the pass
+    validates)."""
 
     rows: int
     bad: int
@@ -152,31 +153,47 @@ class InputFile:
 
     def rows(self) -> Iterator[Record | BadRecord]:
         """Every row, in input order (bad lines in their place as BadRecords)."""
-        if self.format == "jsonl":
-            yield from self._jsonl_rows()
-            return
-        if self._parsed is None:
-            self._parsed, self.blank_lines, self.format = self._parse_whole()
-        yield from self._parsed
+        for _, row in self._hashed_rows(parse=True):
+            assert row is not None
+            yield row
 
-    def scan(self, limit: int | None = None) -> InputScan:
-        """One pass over the file: the number of rows up to `limit` and the SHA-256 of
-        their repr (the manifest's input hash, the same as hashing `repr(list_of_rows)`),
-        and the bad lines of the whole file."""
-        digest = hashlib.sha256(b"[")
+    def scan(self, limit: int | None = None, *, validate: bool = False) -> InputScan:
+        """One pass over the file: the number of rows up to `limit` and their SHA-256 (the
+        manifest's input hash); with `validate`, also the bad lines of the whole file.
+
+        The hash of a JSONL file covers the bytes of its first `limit` row lines, each
+        ended by a newline (blank lines are not rows): no row is parsed unless `validate`,
+        so a large file is scanned at disk speed. A JSON array or CSV file, parsed whole
+        anyway, is hashed as its rows' repr, one a line."""
+        digest = hashlib.sha256()
         rows = bad = 0
         first_bad: str | None = None
-        for row in self.rows():
+        for raw, row in self._hashed_rows(parse=validate):
             if isinstance(row, BadRecord):
                 bad += 1
                 first_bad = first_bad or row.error
             if limit is None or rows < limit:
-                digest.update((", " if rows else "").encode() + repr(row).encode("utf-8"))
+                digest.update(raw)
                 rows += 1
-        digest.update(b"]")
         return InputScan(rows, bad, first_bad, self.blank_lines, digest.hexdigest())
 
-    def _jsonl_rows(self) -> Iterator[Record | BadRecord]:
+    def _hashed_rows(self, *, parse: bool) -> Iterator[tuple[bytes, Record | BadRecord | None]]:
+        """Each row's bytes as hashed, and the row parsed (None unless `parse`)."""
+        if self.format != "jsonl":
+            for row in self._whole():
+                yield repr(row).encode("utf-8") + b"\n", row
+            return
+        for number, raw, line in self._jsonl_lines():
+            if not parse:
+                yield raw + b"\n", None
+            elif line is None:
+                yield raw + b"\n", _not_utf8(number, raw)
+            else:
+                yield raw + b"\n", _parse_json_line(number, line)
+
+    def _jsonl_lines(self) -> Iterator[tuple[int, bytes, str | None]]:
+        """(line number, its bytes, its text or None when it is not UTF-8) of every line
+        that is not blank; counts the blank ones in `blank_lines`."""
         blank = rows = utf8_lines = 0
         first_invalid = ""
         with self.path.open("rb") as f:
@@ -190,12 +207,9 @@ class InputFile:
                 try:
                     line = raw.rstrip(b"\r").decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    where = f"invalid byte 0x{raw[exc.start]:02x} at byte {exc.start + 1}"
-                    first_invalid = first_invalid or f"{where} of line {number}"
+                    first_invalid = first_invalid or f"{_invalid_byte(raw, exc)} of line {number}"
                     rows += 1
-                    yield _bad(
-                        number, None, None, f"not UTF-8 ({where}); re-encode the file as UTF-8"
-                    )
+                    yield number, raw, None
                     continue
                 # A byte-order mark at the start of a line (files joined with `cat`) is not data.
                 line = line.removeprefix("\ufeff")
@@ -204,12 +218,17 @@ class InputFile:
                     continue
                 utf8_lines += 1
                 rows += 1
-                yield _parse_json_line(number, line)
+                yield number, raw, line
         self.blank_lines = blank
         if rows and not utf8_lines:
             raise InputFileError(f"{self.name}: not UTF-8 ({first_invalid}); re-encode it as UTF-8")
         if not rows:
             raise InputFileError(f"{self.name}: no rows (only blank lines)")
+
+    def _whole(self) -> list[Record | BadRecord]:
+        if self._parsed is None:
+            self._parsed, self.blank_lines, self.format = self._parse_whole()
+        return self._parsed
 
     def _parse_whole(self) -> tuple[list[Record | BadRecord], int, str]:
         data = self.path.read_bytes().removeprefix(codecs.BOM_UTF8)
@@ -230,11 +249,25 @@ class InputFile:
             # Standard input that starts with "[" but is no JSON array: JSON lines, one of
             # which (the first) is bad, rather than a refusal of the whole stream.
             self.format = "jsonl"
-            rows = list(self._jsonl_rows())
+            rows = list(self.rows())
             return rows, self.blank_lines, "jsonl"
         if not rows:
             raise InputFileError(f"{name}: no rows (only blank lines)")
         return rows, blank, fmt
+
+
+def _invalid_byte(raw: bytes, exc: UnicodeDecodeError) -> str:
+    return f"invalid byte 0x{raw[exc.start]:02x} at byte {exc.start + 1}"
+
+
+def _not_utf8(number: int, raw: bytes) -> BadRecord:
+    """The bad row of a line that is not UTF-8, naming its first invalid byte."""
+    where = "invalid bytes"
+    try:
+        raw.rstrip(b"\r").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        where = _invalid_byte(raw, exc)
+    return _bad(number, None, None, f"not UTF-8 ({where}); re-encode the file as UTF-8")
 
 
 def open_input(source: str | Path, *, stdin: io.BufferedIOBase | None = None) -> InputFile:
@@ -344,12 +377,16 @@ def _json_error(exc: ValueError | RecursionError) -> str:
     return "not valid JSON (a number has too many digits to be read)"
 
 
+# A JSON escape of a UTF-16 surrogate: the only way decoded UTF-8 text can hold one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def _parse_json_line(number: int, line: str) -> Record | BadRecord:
     try:
         obj = _loads(line)
     except (ValueError, RecursionError) as exc:
         return _bad(number, None, None, _json_error(exc))
-    return _validate_or_bad(number, obj)
+    return _validate_or_bad(number, obj, check_text=_SURROGATE_ESCAPE.search(line) is not None)
 
 
 def _parse_json_array(name: str, text: str) -> list[Record | BadRecord]:
@@ -426,15 +463,16 @@ def _bad(line: int, obj: Any, field: str | None, message: str) -> BadRecord:
     return BadRecord(line=line, request_id=rid, field=field, error=err)
 
 
-def _validate_or_bad(line: int, obj: Any) -> Record | BadRecord:
+def _validate_or_bad(line: int, obj: Any, *, check_text: bool = True) -> Record | BadRecord:
     try:
-        return validate_row(line, obj)
+        return validate_row(line, obj, check_text=check_text)
     except InvalidRecordError as err:
         return _bad(line, obj, err.field, err.reason)
 
 
-def validate_row(line: int, obj: Any) -> Record:
-    """Turn one parsed JSON value into a Record, or raise InvalidRecordError."""
+def validate_row(line: int, obj: Any, *, check_text: bool = True) -> Record:
+    """Turn one parsed JSON value into a Record, or raise InvalidRecordError. `check_text`
+    False skips the search for unpaired surrogates, for text known to have none."""
     if not isinstance(obj, dict):
         raise InvalidRecordError(line, None, f"expected a JSON object, got {_kind(obj)}")
     fields = dict(obj)
@@ -465,7 +503,8 @@ def validate_row(line: int, obj: Any) -> Record:
         expected_retrieved_context=_doc_uris(line, fields.get("expected_retrieved_context")),
         guidelines=_guidelines(line, fields.get("guidelines")),
     )
-    _check_encodable(record)
+    if check_text:
+        _check_encodable(record)
     return record
 
 

@@ -85,6 +85,17 @@ def measure(data: Path, out: Path, model: str | None) -> dict[str, Any]:
     }
 
 
+def cpu_model() -> str:
+    """The CPU's model name (Linux), for the record beside the figures."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", default="10000,100000,1000000", help="comma-separated N")
@@ -106,17 +117,22 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(run), file=sys.stderr)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    base = report["runs"][0]["peak_rss_mib"]
-    for run in report["runs"]:
-        run["rss_over_1_row_mib"] = round(run["peak_rss_mib"] - base, 1)
+    first = report["runs"][0]
+    for run in report["runs"][1:]:
+        run["rss_over_1_row_mib"] = round(run["peak_rss_mib"] - first["peak_rss_mib"], 1)
+        # Rows per second beyond the fixed cost (start-up, model load) of the 1-row run.
+        extra = run["wall_seconds"] - first["wall_seconds"]
+        run["marginal_rows_per_second"] = round((run["rows"] - 1) / extra) if extra > 0 else None
+    report["cpu"] = cpu_model()
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print("rows  file MiB  wall s  rows/s  peak RSS MiB  over 1 row")
+        print("rows  file MiB  wall s  rows/s  marginal rows/s  peak RSS MiB  over 1 row")
         for r in report["runs"]:
             print(
                 f"{r['rows']}  {r['file_mib']}  {r['wall_seconds']}  {r['rows_per_second']}  "
-                f"{r['peak_rss_mib']}  {r['rss_over_1_row_mib']}"
+                f"{r.get('marginal_rows_per_second', '-')}  {r['peak_rss_mib']}  "
+                f"{r.get('rss_over_1_row_mib', '-')}"
             )
     return 0
 

@@ -25,21 +25,27 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def test_scan_hash_is_the_hash_of_the_rows_list(tmp_path: Path) -> None:
+def test_scan_counts_hashes_and_validates(tmp_path: Path) -> None:
     lines = [json.dumps({"request": f"q{i}", "response": "r"}) for i in range(5)]
     lines.insert(2, "{not json")
     path = write(tmp_path / "a.jsonl", "\n".join(lines) + "\n\n")
-    rows = read_records(path).rows
     with open_input(path) as data:
         scan = data.scan()
-        limited = data.scan(limit=3)
-    assert scan.rows == 6 and scan.bad == 1 and "not valid JSON" in (scan.first_bad or "")
-    assert scan.blank_lines == 1
-    assert scan.sha256 == hashlib.sha256(repr(rows).encode("utf-8")).hexdigest()
+        checked = data.scan(validate=True)
+        limited = data.scan(limit=3, validate=True)
+    assert scan.rows == 6 and scan.blank_lines == 1
+    # The hash covers the row lines' bytes (blank lines are not rows).
+    rows_bytes = "".join(line + "\n" for line in lines).encode()
+    assert scan.sha256 == checked.sha256 == hashlib.sha256(rows_bytes).hexdigest()
+    assert checked.bad == 1 and "not valid JSON" in (checked.first_bad or "")
     # --limit hashes only the rows judged, but --strict still sees every bad line.
-    assert limited.rows == 3
-    assert limited.sha256 == hashlib.sha256(repr(rows[:3]).encode("utf-8")).hexdigest()
+    first3 = "".join(line + "\n" for line in lines[:3]).encode()
+    assert limited.rows == 3 and limited.sha256 == hashlib.sha256(first3).hexdigest()
     assert limited.bad == 1
+    # Blank lines added between rows change nothing: they are not rows.
+    spaced = write(tmp_path / "b.jsonl", "\n\n".join(lines) + "\n")
+    with open_input(spaced) as data:
+        assert data.scan().sha256 == scan.sha256
 
 
 def test_rows_can_be_read_twice_from_stdin(tmp_path: Path) -> None:
