@@ -190,16 +190,22 @@ class JudgeWorker:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
 
+    def load(self) -> None:
+        """Load the model from this node's verified copy (once per worker process)."""
+        if self.backend is not None:
+            return
+        path = local_model(self.spec.model)
+        if path is None:
+            raise ModelNotFoundError(
+                f"{node_name()} has no copy of the model (SHA-256 {self.spec.model.sha256})"
+            )
+        self.backend = self.spec.make_backend(path)
+
     def judge_block(self, rows: list[Record | BadRecord]) -> tuple[list[dict[str, Any]], Any]:
-        """The results of `rows`, in order, and the backend's work counters for them."""
-        if self.backend is None:
-            path = local_model(self.spec.model)
-            if path is None:
-                raise ModelNotFoundError(
-                    f"{node_name()} has no copy of the model "
-                    f"(SHA-256 {self.spec.model.sha256})"
-                )
-            self.backend = self.spec.make_backend(path)
+        """The results of `rows`, in order, and the backend's work counters for them.
+        A worker Ray restarted after its process died loads the model here."""
+        self.load()
+        assert self.backend is not None
         before = dict(self.backend.stats.as_dict())
         results = list(
             api.iter_results(rows, self.backend, self.spec.judges, self.spec.options)
@@ -267,6 +273,7 @@ def start_workers(
         if missing:
             _ship(ray, spec.model, missing)
             info.shipped_to = len(missing)
+        ray.get([w.load.remote() for w in workers])
     except ray.exceptions.RayError as err:
         stop_workers(workers)
         raise _cause(ray, err) from None

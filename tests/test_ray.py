@@ -8,17 +8,12 @@ tests run two llama.cpp processes at once by nature: run them under `flock
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,118 +22,13 @@ from click.testing import CliRunner
 
 from localjudge import cli
 
-from .conftest import REPO, SMALL_MODEL, assert_clean_stderr, run_cli
+from .conftest import REPO, SMALL_MODEL, assert_clean_stderr, load_script, run_cli
 
-RAY = Path(sys.executable).parent / "ray"
-START_TIMEOUT = 120.0
+raycluster = load_script("raycluster")
+
+ray_cluster = raycluster.ray_cluster
+_pids_mentioning = raycluster.pids_mentioning
 JUDGES = "relevance_to_query,chunk_relevance,context_position,document_recall"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-@dataclass
-class Cluster:
-    """A Ray cluster of processes this test started; `stop` ends them by their ids."""
-
-    address: str
-    temp_dir: Path
-    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
-    start_seconds: float = 0.0
-
-    def stop(self) -> None:
-        for proc in self.procs:  # `ray start --block` stops its node's processes on SIGTERM
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 30
-        for proc in self.procs:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-        for proc in self.procs:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        # Anything of this cluster still alive (a worker in its own session) is killed by id.
-        for pid in _pids_mentioning(str(self.temp_dir)):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-
-
-def _pids_mentioning(text: str) -> list[int]:
-    """Processes whose command line holds `text`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        with contextlib.suppress(OSError):
-            if text.encode() in (entry / "cmdline").read_bytes():
-                found.append(int(entry.name))
-    return found
-
-
-def _alive_nodes(address: str, env: dict[str, str]) -> int:
-    code = (
-        f"import ray, logging; ray.init(address={address!r}, logging_level=logging.ERROR, "
-        "log_to_driver=False); print(sum(n['Alive'] for n in ray.nodes()))"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
-    )
-    return int(proc.stdout.strip() or 0) if proc.returncode == 0 else 0
-
-
-@contextlib.contextmanager
-def ray_cluster(second_node_env: dict[str, str] | None = None) -> Iterator[Cluster]:
-    """Head + second node on 127.0.0.1, one CPU each; stopped when the block ends."""
-    port = _free_port()
-    temp_dir = Path(tempfile.mkdtemp(prefix="ljray", dir="/tmp"))
-    env = {**os.environ, "PYTHONPATH": str(REPO), "RAY_USAGE_STATS_ENABLED": "0"}
-    env.pop("RAY_ADDRESS", None)
-    common = [
-        "--block",
-        "--num-cpus=1",
-        "--node-ip-address=127.0.0.1",
-        "--disable-usage-stats",
-        f"--object-store-memory={256 * 2**20}",
-    ]
-    cluster = Cluster(address=f"127.0.0.1:{port}", temp_dir=temp_dir)
-    started = time.monotonic()
-    try:
-        head = [str(RAY), "start", "--head", f"--port={port}", "--include-dashboard=false"]
-        head.append(f"--temp-dir={temp_dir}")
-        cluster.procs.append(
-            subprocess.Popen(
-                [*head, *common],
-                env=env,
-                start_new_session=True,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-        )
-        while _alive_nodes(cluster.address, env) < 1:
-            assert time.monotonic() - started < START_TIMEOUT, "the head node did not start"
-            time.sleep(1)
-        node = [str(RAY), "start", f"--address={cluster.address}"]
-        cluster.procs.append(
-            subprocess.Popen(
-                [*node, *common],
-                env={**env, **(second_node_env or {})},
-                start_new_session=True,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-        )
-        while _alive_nodes(cluster.address, env) < 2:
-            assert time.monotonic() - started < START_TIMEOUT, "the second node did not join"
-            time.sleep(1)
-        cluster.start_seconds = time.monotonic() - started
-        yield cluster
-    finally:
-        cluster.stop()
 
 
 ROWS: list[dict[str, Any] | str] = [
@@ -196,7 +86,7 @@ def reference(data: Path, tmp_path_factory: pytest.TempPathFactory, small_model:
     return out
 
 
-def _cli_env(cluster: Cluster) -> dict[str, str]:
+def _cli_env(cluster: Any) -> dict[str, str]:
     return {"PYTHONPATH": str(REPO), "RAY_ADDRESS": cluster.address}
 
 
