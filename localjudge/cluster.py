@@ -134,6 +134,23 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def versions() -> dict[str, str]:
+    """The versions that decide a row's bytes: localjudge's and llama-cpp-python's."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from localjudge import __version__
+
+    try:
+        llama = version("llama-cpp-python")
+    except PackageNotFoundError:
+        llama = "not installed"
+    return {"localjudge": __version__, "llama-cpp-python": llama}
+
+
+def _versions_text(found: dict[str, str]) -> str:
+    return ", ".join(f"{name} {v}" for name, v in found.items())
+
+
 def local_model(model: ModelFile) -> Path | None:
     """The model file on this node, checked against the driver's SHA-256; None when the
     node has no copy (or only a different file under the same name)."""
@@ -159,9 +176,9 @@ class JudgeWorker:
         self.spec = spec
         self.backend: Backend | None = None
 
-    def prepare(self) -> str | None:
-        """None when this node has the model; else the node's name (it needs shipping)."""
-        return None if local_model(self.spec.model) is not None else node_name()
+    def prepare(self) -> tuple[str, bool, dict[str, str]]:
+        """This node's name, whether it has the model, and its software versions."""
+        return node_name(), local_model(self.spec.model) is not None, versions()
 
     def receive(self, chunks: list[Any]) -> None:
         """Write the model from object-store chunks to this node, verify its SHA-256, and
@@ -262,9 +279,17 @@ def start_workers(
                 f"--ray: {n} worker(s) did not start within {START_TIMEOUT:.0f} s; the "
                 "cluster's CPUs may be taken by another job"
             ) from None
-        missing = [w for w, name in zip(workers, lacking, strict=True) if name is not None]
+        ours = versions()
+        for name, _, theirs in lacking:
+            if theirs != ours:
+                raise UsageError(
+                    f"--ray: {name} runs {_versions_text(theirs)}, the driver "
+                    f"{_versions_text(ours)}; install the same versions on every node "
+                    "(results would not be the same bytes)"
+                )
+        missing = [w for w, (_, has, _) in zip(workers, lacking, strict=True) if not has]
         if missing and not ship:
-            names = sorted({name for name in lacking if name is not None})
+            names = sorted({name for name, has, _ in lacking if not has})
             raise ModelNotFoundError(
                 f"{', '.join(names)} lack(s) the model (SHA-256 {spec.model.sha256}) and "
                 "--ray-no-ship is set; copy it into that node's store (`localjudge models "

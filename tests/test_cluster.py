@@ -174,3 +174,16 @@ def test_same_make_backend_partial_pickles() -> None:
 
     make = functools.partial(LlamaBackend, n_ctx=512, threads=1)
     assert pickle.loads(pickle.dumps(make)).keywords == make.keywords
+
+
+def test_a_node_with_other_versions_is_refused(
+    ray_home: Path, model_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The driver compares its versions with each worker's (a driver-side change is
+    enough to make them differ here)."""
+    real = cluster.versions()
+    monkeypatch.setattr(cluster, "versions", lambda: {**real, "localjudge": "0.0.0-driver"})
+    model = cluster.ModelFile(str(model_file), cluster.sha256_file(model_file), model_file)
+    info = cluster.ClusterInfo(address="local", workers=1)
+    with pytest.raises(Exception, match=r"node .* runs localjudge .*, the driver localjudge 0.0.0"):
+        cluster.start_workers(spec(model), 1, 1, ship=True, info=info)
