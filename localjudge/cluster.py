@@ -234,12 +234,23 @@ class JudgeWorker:
         return os.getpid()
 
 
+class ClusterError(LocalJudgeError, RuntimeError):
+    """A worker failed in a way Ray could not recover from (its process died more than
+    RESTARTS times on the same block, or the cluster went away)."""
+
+    exit_code = 3
+
+
 def _cause(ray: Any, err: Exception) -> Exception:
-    """The localjudge error inside a Ray task error, else the error itself."""
+    """The localjudge error inside a Ray error, else a ClusterError saying what failed."""
     cause = getattr(err, "cause", None)
     if isinstance(err, ray.exceptions.RayTaskError) and isinstance(cause, LocalJudgeError):
         return cause
-    return err
+    first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return ClusterError(
+        f"--ray: a worker failed ({type(err).__name__}: {first}); what was written stays "
+        "valid: rerun the same command to resume"
+    )
 
 
 def _ship(ray: Any, model: ModelFile, workers: Sequence[Any]) -> None:

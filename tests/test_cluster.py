@@ -187,3 +187,33 @@ def test_a_node_with_other_versions_is_refused(
     info = cluster.ClusterInfo(address="local", workers=1)
     with pytest.raises(Exception, match=r"node .* runs localjudge .*, the driver localjudge 0.0.0"):
         cluster.start_workers(spec(model), 1, 1, ship=True, info=info)
+
+
+def dying_verdict(request: VerdictRequest) -> tuple[str, float]:
+    """Kills the worker's process on a 'poison' row, every time it is judged."""
+    if "poison" in repr(request.prompt):
+        os._exit(1)
+    return hashed_verdict(request)
+
+
+def dying_backend(path: Path) -> FakeBackend:
+    return FakeBackend(rule=dying_verdict)
+
+
+def test_a_block_that_always_kills_its_worker_ends_the_run_with_a_clear_error(
+    ray_home: Path, model_file: Path, tmp_path: Path
+) -> None:
+    model = cluster.ModelFile(str(model_file), cluster.sha256_file(model_file), model_file)
+    worker_spec = cluster.WorkerSpec(model, dying_backend, select(JUDGES), JudgeOptions())
+    info = cluster.ClusterInfo(address="local", workers=1)
+    workers = cluster.start_workers(worker_spec, 1, 1, ship=True, info=info)
+    path = tmp_path / "poison.jsonl"
+    rows_text = '{"request": "fine?", "response": "yes"}\n{"request": "poison?", "response": "no"}\n'
+    path.write_text(rows_text)
+    try:
+        stream = cluster.iter_results(read_records(path).rows, workers, 1, BackendStats())
+        assert next(stream)["request"] == "fine?"  # the rows before it are delivered
+        with pytest.raises(cluster.ClusterError, match="a worker failed .* rerun"):
+            next(stream)
+    finally:
+        cluster.stop_workers(workers)
