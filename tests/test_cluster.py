@@ -208,8 +208,8 @@ def test_a_block_that_always_kills_its_worker_ends_the_run_with_a_clear_error(
     info = cluster.ClusterInfo(address="local", workers=1)
     workers = cluster.start_workers(worker_spec, 1, 1, ship=True, info=info)
     path = tmp_path / "poison.jsonl"
-    rows_text = '{"request": "fine?", "response": "yes"}\n{"request": "poison?", "response": "no"}\n'
-    path.write_text(rows_text)
+    fine, poison = {"request": "fine?", "response": "y"}, {"request": "poison?", "response": "n"}
+    path.write_text(json.dumps(fine) + "\n" + json.dumps(poison) + "\n")
     try:
         stream = cluster.iter_results(read_records(path).rows, workers, 1, BackendStats())
         assert next(stream)["request"] == "fine?"  # the rows before it are delivered
