@@ -13,6 +13,10 @@ the model on each) and judging time, rows per second, and whether its results.js
 byte-identical to the local run's. Run it alone (under flock /tmp/cpu.lock):
 
     flock /tmp/cpu.lock .venv/bin/python scripts/ray_bench.py --rows 8 --json
+
+With --overhead N it measures instead what Ray itself costs, without a model: N
+model-free rows judged in-process and through 2 workers on a local Ray (per row), and the
+start of Ray and of the workers (per run).
 """
 
 from __future__ import annotations
@@ -62,11 +66,75 @@ def run_eval(data: Path, out: Path, extra: list[str], env: dict[str, str]) -> di
     }
 
 
+def no_model(path: Path) -> Any:
+    """A backend that is never asked (document_recall needs no verdict)."""
+    from localjudge.engine.fake import FakeBackend
+
+    return FakeBackend()
+
+
+def overhead(n: int) -> dict[str, Any]:
+    """Ray's own cost, without a model: n model-free rows (document_recall) judged locally
+    and through 2 workers on a local Ray of 2 CPUs (ray.init), and the workers' start."""
+    import ray
+    from stream_bench import synthetic_row
+
+    from localjudge import api, cluster
+    from localjudge.engine.base import BackendStats
+    from localjudge.judges import JudgeOptions, select
+    from localjudge.records import validate_row
+
+    rng = __import__("random").Random(0)
+    rows = [validate_row(i + 1, synthetic_row(i, rng)) for i in range(n)]
+    judges = select(["document_recall"])
+    started = time.perf_counter()
+    local = list(api.iter_results(rows, no_model(Path()), judges, JudgeOptions()))
+    local_s = time.perf_counter() - started
+    stand_in = Path(tempfile.mkdtemp()) / "stand-in.gguf"
+    stand_in.write_bytes(b"GGUF" + (3).to_bytes(4, "little") + bytes(16))
+    started = time.perf_counter()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        init_s = time.perf_counter() - started
+        model = cluster.ModelFile(str(stand_in), cluster.sha256_file(stand_in), stand_in)
+        spec = cluster.WorkerSpec(model, no_model, judges, JudgeOptions())
+        info = cluster.ClusterInfo(address="local", workers=2)
+        started = time.perf_counter()
+        workers = cluster.start_workers(spec, 2, 1, ship=False, info=info)
+        start_s = time.perf_counter() - started
+        started = time.perf_counter()
+        block = cluster.block_rows(n, 2)
+        remote = list(cluster.iter_results(rows, workers, block, BackendStats()))
+        ray_s = time.perf_counter() - started
+        cluster.stop_workers(workers)
+    finally:
+        ray.shutdown()
+    assert remote == local
+    return {
+        "rows": n,
+        "block_rows": block,
+        "local_rows_per_second": round(n / local_s),
+        "ray_rows_per_second": round(n / ray_s),
+        "ray_overhead_ms_per_row": round((ray_s - local_s / 2) / n * 1000, 3),
+        "local_ray_init_seconds": round(init_s, 2),
+        "worker_start_seconds": round(start_s, 2),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=8)
+    parser.add_argument(
+        "--overhead",
+        type=int,
+        metavar="N",
+        help="instead: Ray's own cost per row and per run on N model-free rows (no model)",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
+    if args.overhead:
+        print(json.dumps(overhead(args.overhead), indent=2))
+        return 0
     work = Path(tempfile.mkdtemp(prefix="localjudge-ray-bench-"))
     data = work / "rows.jsonl"
     data.write_text("".join(json.dumps(obj) + "\n" for _, obj in workload_rows(args.rows)))
