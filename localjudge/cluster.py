@@ -96,6 +96,8 @@ def connect(address: str, *, verbose: bool = False) -> Any:
     if ray.is_initialized():
         return ray
     target = os.environ.get("RAY_ADDRESS") if address == "auto" else address
+    if not verbose:  # Ray logs (e.g. its token-authentication notice) before init's level
+        logging.getLogger("ray").setLevel(logging.ERROR)
     kwargs: dict[str, Any] = {
         "logging_level": logging.INFO if verbose else logging.ERROR,
         "log_to_driver": verbose,
