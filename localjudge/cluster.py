@@ -102,6 +102,10 @@ def connect(address: str, *, verbose: bool = False) -> Any:
         "logging_level": logging.INFO if verbose else logging.ERROR,
         "log_to_driver": verbose,
     }
+    host = target.rpartition(":")[0] if target else ""
+    if host.startswith("127."):
+        # A cluster on this machine's loopback: the driver is a node of it at that address.
+        kwargs["_node_ip_address"] = host
     try:
         if target:
             ray.init(address=target, **kwargs)

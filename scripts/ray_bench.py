@@ -33,7 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench import workload_rows  # noqa: E402
-from raycluster import REPO, ray_cluster  # noqa: E402
+from raycluster import CLUSTER_ENV, REPO, ray_cluster  # noqa: E402
 from stream_bench import cpu_model  # noqa: E402
 
 CONFIGS: list[tuple[str, list[str]]] = [
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="localjudge-ray-bench-"))
     data = work / "rows.jsonl"
     data.write_text("".join(json.dumps(obj) + "\n" for _, obj in workload_rows(args.rows)))
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, **CLUSTER_ENV}
     report: dict[str, Any] = {"rows": args.rows, "cpu": cpu_model(), "runs": {}}
     with ray_cluster(nodes=1, cpus=2) as cluster:
         report["cluster_start_seconds"] = round(cluster.start_seconds, 2)

@@ -1,6 +1,7 @@
 """A local Ray cluster for tests and benchmarks: a head node and a second node started
-with `ray start` on 127.0.0.1, one CPU each by default, stopped (every process of theirs,
-by id) when the `with` block ends, also on failure.
+with `ray start` on a loopback address (127.0.0.2, see LOOPBACK), one CPU each by
+default, stopped (every process of theirs, by id) when the `with` block ends, also on
+failure.
 
     with ray_cluster() as cluster:
         subprocess.run([..., "eval", DATA, "--ray", cluster.address])
@@ -24,6 +25,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 RAY = Path(sys.executable).parent / "ray"
 START_TIMEOUT = 120.0
+# A loopback address: nothing is reachable from outside the machine. Not 127.0.0.1:
+# Ray replaces "127.0.0.1" and "localhost" with the machine's outward IP address, which
+# a sandbox may not let a process connect to.
+LOOPBACK = "127.0.0.2"
+# The environment of the nodes, and of a driver that connects to them: this repository's
+# localjudge, no usage reports, no token authentication (the cluster is loopback-only).
+CLUSTER_ENV = {"PYTHONPATH": str(REPO), "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
 
 
 def _free_port() -> int:
@@ -86,7 +94,8 @@ def pids_mentioning(text: str) -> list[int]:
 def _alive_nodes(address: str, env: dict[str, str]) -> int:
     code = (
         f"import ray, logging; ray.init(address={address!r}, logging_level=logging.ERROR, "
-        "log_to_driver=False); print(sum(n['Alive'] for n in ray.nodes()))"
+        f"log_to_driver=False, _node_ip_address={LOOPBACK!r}); "
+        "print(sum(n['Alive'] for n in ray.nodes()))"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
@@ -109,16 +118,16 @@ def ray_cluster(
     `second_node_env` added to its environment; stopped when the block ends."""
     port = _free_port()
     temp_dir = Path(tempfile.mkdtemp(prefix="ljray", dir="/tmp"))
-    env = {**os.environ, "PYTHONPATH": str(REPO), "RAY_USAGE_STATS_ENABLED": "0"}
+    env = {**os.environ, **CLUSTER_ENV}
     env.pop("RAY_ADDRESS", None)
     common = [
         "--block",
         f"--num-cpus={cpus}",
-        "--node-ip-address=127.0.0.1",
+        f"--node-ip-address={LOOPBACK}",
         "--disable-usage-stats",
         f"--object-store-memory={256 * 2**20}",
     ]
-    cluster = Cluster(address=f"127.0.0.1:{port}", temp_dir=temp_dir)
+    cluster = Cluster(address=f"{LOOPBACK}:{port}", temp_dir=temp_dir)
     started = time.monotonic()
     try:
         head = [str(RAY), "start", "--head", f"--port={port}", "--include-dashboard=false"]

@@ -1,5 +1,6 @@
 """`eval --ray` on a real local Ray cluster (issue 15): a head node and a second node
-started with `ray start` on 127.0.0.1, one CPU each, SmolLM2 135M, a dozen rows.
+started with `ray start` on the loopback (127.0.0.2), one CPU each, SmolLM2 135M, a
+dozen rows.
 
 Every test starts its own cluster and stops it at the end, also on failure. The model
 tests run two llama.cpp processes at once by nature: run them under `flock
@@ -87,7 +88,7 @@ def reference(data: Path, tmp_path_factory: pytest.TempPathFactory, small_model:
 
 
 def _cli_env(cluster: Any) -> dict[str, str]:
-    return {"PYTHONPATH": str(REPO), "RAY_ADDRESS": cluster.address}
+    return {**raycluster.CLUSTER_ENV, "RAY_ADDRESS": cluster.address}
 
 
 @pytest.mark.model
