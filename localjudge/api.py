@@ -40,10 +40,11 @@ def judge_row(
     """Every selected judge's fields for one valid row. All of a row's verdicts go to the
     backend in one call, so that it can order them to reuse their shared prompt prefix.
     With `options.guard`, text aimed at the judge is removed first (judges.guard) and
-    reported in `guard/removed`."""
+    reported in `guard/removed`. A row whose judges ask the model nothing (document_recall
+    alone) is not guarded: no text of it reaches a model, so nothing is removed."""
     original = record
     removed: list[guard.Removed] = []
-    if options.guard:
+    if options.guard and any(j.labels and not j.missing(record) for j in judges):
         record, removed = guard.guard_record(record)
     requests: list[VerdictRequest] = []
     spans: list[tuple[Judge, int, int]] = []
@@ -128,44 +129,56 @@ def _count_errors(value: Any) -> int:
     return 0 if value is None else 1
 
 
-def summarise(results: Sequence[dict[str, Any]], judges: Sequence[Judge]) -> dict[str, Any]:
-    """Aggregates (SPEC §3) with counts and intervals, plus what was read and what failed."""
-    aggregates: dict[str, dict[str, Any]] = {}
-    per_judge: dict[str, dict[str, int]] = {}
-    verdict_errors = 0
-    valid = [r for r in results if r.get("error") is None]
-    for judge in judges:
-        metrics = judge.metrics()
-        main_field = metrics[0].field if metrics else None
-        errors = 0
-        for r in valid:
-            for suffix in ("/error_message", "/error_messages"):
-                key = f"{judge.step}/llm_judged/{judge.name}{suffix}"
-                errors += _count_errors(r.get(key))
-        verdict_errors += errors
-        per_judge[judge.name] = {
-            "rows_judged": sum(1 for r in valid if main_field in r),
-            "rows_skipped": sum(1 for r in valid if judge.name in r.get("judges_skipped", ())),
-            "verdict_errors": errors,
-        }
-        # Rows rated unsure inside a calibration's band: counted, left out of the rate.
-        banded = f"{judge.step}/llm_judged/{judge.name}/threshold_rating"
-        if any(banded in r for r in valid):
-            per_judge[judge.name]["rows_unsure"] = sum(
-                1 for r in valid if r.get(main_field or "") == "unsure"
-            )
-        for metric in metrics:
-            values = [r.get(metric.field) for r in valid if metric.field in r]
-            if metric.kind == "rating":
-                agg = scoring.rating_percentage(values)
-            else:
-                agg = scoring.aggregate(values)
-            aggregates[metric.key] = agg.as_dict()
+_ERROR_FIELDS = ("error_message", "error_messages")
+
+
+def summarise(results: Iterable[dict[str, Any]], judges: Sequence[Judge]) -> dict[str, Any]:
+    """Aggregates (SPEC §3) with counts and intervals, plus what was read and what failed.
+
+    One pass over `results` (a list, or rows streamed from results.jsonl), in memory
+    bounded by the number of judges and distinct values, not rows."""
+    plan = [
+        (
+            judge,
+            judge.metrics()[0].field if judge.metrics() else None,
+            [f"{judge.step}/llm_judged/{judge.name}/{key}" for key in _ERROR_FIELDS],
+            [(m, scoring.MeanAccumulator()) for m in judge.metrics()],
+        )
+        for judge in judges
+    ]
+    per_judge = {j.name: {"rows_judged": 0, "rows_skipped": 0, "verdict_errors": 0} for j in judges}
+    rows = valid = guarded = 0
+    for r in results:
+        rows += 1
+        if r.get("error") is not None:
+            continue
+        valid += 1
+        guarded += bool(r.get("guard/removed"))
+        skipped = r.get("judges_skipped", ())
+        for judge, main_field, error_keys, metrics in plan:
+            counts = per_judge[judge.name]
+            counts["verdict_errors"] += sum(_count_errors(r.get(k)) for k in error_keys)
+            counts["rows_judged"] += main_field in r
+            counts["rows_skipped"] += judge.name in skipped
+            # Rows rated unsure inside a calibration's band: counted, left out of the rate.
+            if f"{judge.step}/llm_judged/{judge.name}/threshold_rating" in r:
+                counts["rows_unsure"] = counts.get("rows_unsure", 0) + (
+                    r.get(main_field or "") == "unsure"
+                )
+            for metric, acc in metrics:
+                if metric.field not in r:
+                    continue
+                value = r[metric.field]
+                if metric.kind == "rating":
+                    value = scoring.rating_value(value)
+                if value is not None:
+                    acc.add(float(value))
+    aggregates = {m.key: acc.result().as_dict() for _, _, _, ms in plan for m, acc in ms}
     return {
-        "rows_read": len(results),
-        "rows_with_input_errors": len(results) - len(valid),
-        "verdicts_with_errors": verdict_errors,
-        "rows_with_text_removed_by_guard": sum(1 for r in valid if r.get("guard/removed")),
+        "rows_read": rows,
+        "rows_with_input_errors": rows - valid,
+        "verdicts_with_errors": sum(c["verdict_errors"] for c in per_judge.values()),
+        "rows_with_text_removed_by_guard": guarded,
         "judges": per_judge,
         "aggregates": aggregates,
     }

@@ -7,11 +7,13 @@ diagnostics to stderr; llama.cpp's own logging only with --verbose.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -19,8 +21,10 @@ from localjudge import __version__
 from localjudge.cli_labels import calibration_option
 from localjudge.errors import LocalJudgeError, OutputError, UsageError
 
-F = TypeVar("F", bound=Callable[..., Any])
+if TYPE_CHECKING:
+    from localjudge.records import InputFile
 
+F = TypeVar("F", bound=Callable[..., Any])
 
 def _guard(fn: Callable[[], int]) -> None:
     """Run a command body; map our errors to one line on stderr and their exit code."""
@@ -174,6 +178,28 @@ def _parse_fail_under(values: tuple[str, ...]) -> list[tuple[str, float]]:
     metavar="FILE",
     help="Also write the run's self-contained HTML report to FILE (as `localjudge report`).",
 )
+@click.option(
+    "--ray",
+    "ray_address",
+    is_flag=False,
+    flag_value="auto",
+    default=None,
+    metavar="[ADDRESS]",
+    help="Judge on a Ray cluster (needs localjudge[ray]): ADDRESS of its head, or 'auto' "
+    "(the default with a bare --ray): RAY_ADDRESS, else a local Ray on this machine. "
+    "Results are the same bytes as without --ray. See README, 'Large runs'.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 4096),
+    help="With --ray: workers, each loading the model once with --threads threads "
+    "(default: the cluster's CPUs / --threads).",
+)
+@click.option(
+    "--ray-no-ship",
+    is_flag=True,
+    help="With --ray: do not ship the model to a node that lacks it (fail, naming the node).",
+)
 def eval_cmd(**kw: Any) -> None:
     """Judge every row of DATA (.jsonl, .json array, .csv, or - for stdin).
 
@@ -185,8 +211,15 @@ def eval_cmd(**kw: Any) -> None:
     _guard(lambda: _eval(**kw))
 
 
-def _eval(
-    data: str,
+def _eval(data: str, **kw: Any) -> int:
+    from localjudge.records import open_input
+
+    with open_input(data) as source:
+        return _eval_input(source, **kw)
+
+
+def _eval_input(
+    source: InputFile,
     judge_names: str | None,
     judge_file: str | None,
     model_spec: str | None,
@@ -206,14 +239,17 @@ def _eval(
     fmt: str,
     strict: bool,
     verbose: bool,
-    calibration_file: str | None = None,
-    html_path: str | None = None,
+    calibration_file: str | None,
+    html_path: str | None,
+    ray_address: str | None,
+    workers: int | None,
+    ray_no_ship: bool,
 ) -> int:
     from localjudge import api, calibration, evaluation, judges, models, output
     from localjudge.engine.base import BackendStats
-    from localjudge.engine.llama import physical_cores
-    from localjudge.records import read_records
+    from localjudge.engine.llama import LlamaBackend, physical_cores
 
+    data = source.name
     thresholds_wanted = _parse_fail_under(fail_under)
     rationale: evaluation.Rationale = (
         False
@@ -226,11 +262,16 @@ def _eval(
         from localjudge import report
 
         report.check_available()  # before the model loads, not after the run
-    records = read_records(data)
-    if strict and records.bad:
-        first = records.bad[0]
-        raise UsageError(f"{data}: {len(records.bad)} bad line(s) (--strict); first: {first.error}")
-    rows = records.rows[:limit] if limit else records.rows
+    if ray_address is None and (workers is not None or ray_no_ship):
+        raise UsageError("--workers and --ray-no-ship go with --ray")
+    if ray_address is not None:
+        from localjudge.cluster import import_ray
+
+        import_ray()  # exit 2 with the install command before anything else
+    # One streaming pass: counts, the input hash and the bad lines, before the model loads.
+    scan = source.scan(limit, validate=strict)
+    if strict and scan.bad:
+        raise UsageError(f"{data}: {scan.bad} bad line(s) (--strict); first: {scan.first_bad}")
     custom = judges.load_judge_file(judge_file, set(judges.BUILTIN)) if judge_file else []
     names = [n.strip() for n in judge_names.split(",") if n.strip()] if judge_names else None
     chosen = judges.select(names, custom)
@@ -253,6 +294,7 @@ def _eval(
         unsure_bands=cal.bands if cal else {},
     )
     threads = threads or physical_cores()
+    # The rows' bytes (JSONL) or their parsed form identify the input (records.scan).
     manifest = evaluation.run_manifest(
         resolved,
         chosen,
@@ -263,31 +305,58 @@ def _eval(
         threads,
         n_ctx,
         batch_size,
-        data,
-        rows,
+        {"path": data, "rows": scan.rows, "sha256": scan.sha256},
     )
     if cal is not None:
         manifest["calibration"] = {**cal.manifest(), "unsure_bands": dict(cal.bands)}
     writer = output.ResultsWriter(Path(out_dir), manifest, resume=resume, overwrite=overwrite)
-    if writer.done > len(rows):
+    if writer.done > scan.rows:
         raise OutputError(
-            f"{writer.path} holds {writer.done} rows but the input has {len(rows)}; "
+            f"{writer.path} holds {writer.done} rows but the input has {scan.rows}; "
             "use --overwrite to start over"
         )
-    todo = rows[writer.done :]
+    todo = scan.rows - writer.done
     started = time.perf_counter()
     stats = BackendStats()
-    if todo:
-        backend = evaluation.load_backend(
-            resolved,
-            ctx=n_ctx,
-            threads=threads,
-            batch_size=batch_size,
-            seed=seed,
-            prompt_cache=prompt_cache,
+    make_backend = functools.partial(
+        LlamaBackend,
+        template=entry.template if entry else None,
+        n_ctx=n_ctx,
+        threads=threads,
+        batch_size=batch_size,
+        seed=seed,
+        prompt_cache=prompt_cache,
+        verbose=verbose,
+    )
+    cluster: dict[str, Any] | None = None
+    if todo and ray_address is None:
+        backend = make_backend(resolved.path)
+        stats = backend.stats
+        close: Callable[[], None] = backend.close
+        judge_rows: Callable[[Iterable[Any]], Iterator[dict[str, Any]]] = functools.partial(
+            evaluation.iter_rows,
+            backend=backend,
+            judges=chosen,
+            options=options,
+            failing_rationale=rationale == "failing",
+        )
+
+    elif todo:
+        judge_rows, close, cluster = _start_cluster(
+            ray_address or "auto",
+            workers,
+            threads,
+            todo,
+            stats,
+            ship=not ray_no_ship,
+            model_spec=model_spec,
+            resolved=resolved,
+            make_backend=make_backend,
+            judges=chosen,
+            options=options,
+            failing_rationale=rationale == "failing",
             verbose=verbose,
         )
-        stats = backend.stats
     # else: every row is done already; the run is only summarised again, with no model.
     load_seconds = time.perf_counter() - started
     judge_started = time.perf_counter()
@@ -295,45 +364,35 @@ def _eval(
         try:
             writer.start()
         except LocalJudgeError:
-            backend.close()
+            close()
             raise
         if writer.done:
-            click.echo(f"Resuming: {writer.done} of {len(rows)} rows already done.", err=True)
+            click.echo(f"Resuming: {writer.done} of {scan.rows} rows already done.", err=True)
         try:
             with click.progressbar(
-                length=len(todo),
+                length=todo,
                 label="judging",
                 file=sys.stderr,
                 show_pos=True,
                 show_eta=True,
                 item_show_func=lambda x: x,
             ) as bar:
-
-                def on_row(result: dict[str, Any]) -> None:
+                rows = itertools.islice(source.rows(), writer.done, scan.rows)
+                for result in judge_rows(rows):
                     writer.write(result)
                     elapsed = time.perf_counter() - judge_started
                     bar.update(1, f"{(bar.pos + 1) / max(elapsed, 1e-9):.2f} rows/s")
-
-                evaluation.judge_rows(
-                    todo,
-                    backend,
-                    chosen,
-                    options.thresholds,
-                    rationale,
-                    options.guard,
-                    on_row,
-                    unsure_bands=options.unsure_bands,
-                )
         finally:
             writer.close()
-            backend.close()
+            close()
     else:
-        click.echo(f"All {len(rows)} rows already done; summarising them again.", err=True)
+        click.echo(f"All {scan.rows} rows already done; summarising them again.", err=True)
     judge_seconds = time.perf_counter() - judge_started
-    results = writer.read_back()
-    summary = api.summarise(results, chosen)
-    summary["blank_lines_skipped"] = records.blank_lines
-    summary["timings"] = evaluation.timings(load_seconds, judge_seconds, len(todo), stats)
+    summary = api.summarise(writer.rows(), chosen)
+    summary["blank_lines_skipped"] = scan.blank_lines
+    summary["timings"] = evaluation.timings(load_seconds, judge_seconds, todo, stats)
+    if cluster is not None:
+        summary["cluster"] = cluster
     summary["manifest"] = manifest
     output.write_summary(Path(out_dir), summary)
     click.echo(output.render(summary, fmt, Path(out_dir)))
@@ -352,6 +411,42 @@ def _eval(
         click.echo("Below --fail-under: " + "; ".join(missed), err=True)
         return 1
     return 0
+
+
+def _start_cluster(
+    address: str,
+    workers: int | None,
+    threads: int,
+    todo: int,
+    stats: Any,
+    *,
+    ship: bool,
+    model_spec: str | None,
+    resolved: Any,
+    make_backend: Callable[..., Any],
+    judges: Any,
+    options: Any,
+    failing_rationale: bool,
+    verbose: bool,
+) -> tuple[Callable[[Iterable[Any]], Iterator[dict[str, Any]]], Callable[[], None], dict[str, Any]]:
+    """Connect to Ray and start the workers: how to judge rows there, how to stop, and
+    what to report about the cluster in the summary."""
+    from localjudge import cluster
+
+    started = time.perf_counter()
+    ray = cluster.connect(address, verbose=verbose)
+    n = workers or max(1, int(ray.cluster_resources().get("CPU", 1)) // threads)
+    info = cluster.ClusterInfo(address=address, workers=n)
+    info.connect_seconds = round(time.perf_counter() - started, 3)
+    model = cluster.ModelFile(model_spec, resolved.sha256, resolved.path)
+    spec = cluster.WorkerSpec(model, make_backend, judges, options, failing_rationale)
+    pool = cluster.start_workers(spec, n, threads, ship=ship, info=info)
+    block = cluster.block_rows(todo, n)
+
+    def judge_rows(rows: Iterable[Any]) -> Iterator[dict[str, Any]]:
+        return cluster.iter_results(rows, pool, block, stats)
+
+    return judge_rows, lambda: cluster.stop_workers(pool), vars(info) | {"block_rows": block}
 
 
 @cli.group("judges")

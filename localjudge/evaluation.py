@@ -18,7 +18,7 @@ import hashlib
 import json
 import math
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -195,8 +195,7 @@ def evaluate(
         threads,
         ctx,
         batch_size,
-        data if isinstance(data, str | Path) else None,
-        rows,
+        input_info(data if isinstance(data, str | Path) else None, rows),
     )
     if resolved is None:
         assert backend is not None
@@ -247,6 +246,15 @@ def timings(
     }
 
 
+def input_info(path: str | Path | None, rows: Sequence[Record | BadRecord]) -> dict[str, Any]:
+    """The manifest's `input` for rows held in memory: path, row count, SHA-256."""
+    return {
+        "path": None if path is None else str(path),
+        "rows": len(rows),
+        "sha256": input_hash(rows),
+    }
+
+
 def run_manifest(
     resolved: ResolvedModel | None,
     judges: Sequence[Judge],
@@ -257,10 +265,10 @@ def run_manifest(
     threads: int,
     ctx: int,
     batch_size: int,
-    path: str | Path | None,
-    rows: Sequence[Record | BadRecord],
+    inputs: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """The run manifest (SPEC §6) of summary.json and manifest.json."""
+    """The run manifest (SPEC §6) of summary.json and manifest.json. `inputs`: the input's
+    path, rows and SHA-256 (`input_info`, or the CLI's streaming scan of the file)."""
     model = (
         {"id": resolved.id, "file": resolved.path.name, "sha256": resolved.sha256}
         if resolved
@@ -280,11 +288,7 @@ def run_manifest(
         "batch_size": batch_size,
         "flash_attn": True,
         "rationale_tokens": RATIONALE_TOKENS,
-        "input": {
-            "path": None if path is None else str(path),
-            "rows": len(rows),
-            "sha256": input_hash(rows),
-        },
+        "input": dict(inputs),
         "command_line": sys.argv,
     }
 
@@ -313,6 +317,29 @@ def load_backend(
         prompt_cache=prompt_cache,
         verbose=verbose,
     )
+
+
+def iter_rows(
+    rows: Iterable[Record | BadRecord],
+    backend: Backend,
+    judges: Sequence[Judge],
+    options: JudgeOptions,
+    failing_rationale: bool = False,
+) -> Iterator[dict[str, Any]]:
+    """Result rows as each is computed (api.iter_results), with a rationale only for the
+    failing verdicts when `failing_rationale` (localjudge.rationale). The CLI streams its
+    rows through this, on one machine and on every Ray worker."""
+    if not failing_rationale:
+        yield from api.iter_results(rows, backend, judges, options)
+        return
+    from localjudge import rationale as failing
+
+    for row in rows:
+        yield (
+            api.base_fields(row)
+            if isinstance(row, BadRecord)
+            else failing.judge_row(row, judges, backend, options)
+        )
 
 
 def judge_rows(

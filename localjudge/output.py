@@ -14,7 +14,7 @@ import contextlib
 import errno
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -153,19 +153,21 @@ class ResultsWriter:
         )
 
     def _complete_rows(self) -> int:
-        """Count complete lines; cut off a half-written last line so it is redone."""
-        data = self.path.read_bytes()
-        end = data.rfind(b"\n") + 1
+        """Count complete lines, streaming; cut off a half-written last line (or anything
+        after the first line that is not JSON) so it is redone."""
         good = 0
         offset = 0
-        for line in data[:end].split(b"\n")[:-1]:
-            try:
-                json.loads(line)
-            except ValueError:
-                break
-            good += 1
-            offset += len(line) + 1
-        if offset != len(data):
+        with open(self.path, "rb") as f:
+            for line in f:
+                if not line.endswith(b"\n"):
+                    break
+                try:
+                    json.loads(line)
+                except ValueError:
+                    break
+                good += 1
+                offset += len(line)
+        if offset != self.path.stat().st_size:
             with open(self.path, "r+b") as f:
                 f.truncate(offset)
         return good
@@ -191,16 +193,25 @@ class ResultsWriter:
                 os.close(self._fd)
             self._fd = None
 
-    def read_back(self) -> list[dict[str, Any]]:
+    def rows(self) -> Iterator[dict[str, Any]]:
+        """The rows of results.jsonl, read back one at a time (bounded memory)."""
         try:
             with open(self.path, "rb") as f:
-                return [json.loads(line) for line in f]
+                for line in f:
+                    try:
+                        yield json.loads(line)
+                    except ValueError:
+                        raise OutputError(
+                            f"{self.path} was changed during the run (a line is not JSON); "
+                            "rerun to resume"
+                        ) from None
         except OSError as exc:
+            if isinstance(exc, OutputError):
+                raise
             raise _fail(self.path, exc, "read back") from None
-        except ValueError:
-            raise OutputError(
-                f"{self.path} was changed during the run (a line is not JSON); rerun to resume"
-            ) from None
+
+    def read_back(self) -> list[dict[str, Any]]:
+        return list(self.rows())
 
 
 def _write_json(path: Path, data: Mapping[str, Any]) -> None:

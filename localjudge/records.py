@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import codecs
 import csv
+import hashlib
 import io
 import json
 import re
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from localjudge.errors import InputFileError, InvalidRecordError
 
@@ -103,23 +106,133 @@ class RecordSet:
 
 
 def read_records(source: str | Path, *, stdin: io.BufferedIOBase | None = None) -> RecordSet:
-    """Read every row of `source` ("-" for standard input). Raises InputFileError."""
-    name = str(source)
-    data = _read_bytes(name, stdin)
-    for bom, encoding in _OTHER_BOMS:
-        if data.startswith(bom):
-            raise InputFileError(
-                f"{name}: not UTF-8 (it starts with a {encoding} byte-order mark); "
-                "re-encode it as UTF-8"
-            )
-    if data.startswith(codecs.BOM_UTF8):
-        data = data[len(codecs.BOM_UTF8) :]
-    if not data.strip():
-        raise InputFileError(f"{name}: the file is empty")
-    fmt = _detect_format(name, data)
-    if fmt == "jsonl":
-        rows, blank = _parse_jsonl(name, data)
-    else:
+    """Read every row of `source` ("-" for standard input) into memory. Raises
+    InputFileError. For large files use `open_input`, which streams."""
+    with open_input(source, stdin=stdin) as data:
+        rows = list(data.rows())
+        return RecordSet(rows, data.blank_lines, data.format)
+
+
+@dataclass(frozen=True)
+class InputScan:
+    """What one streaming pass over an input file found: `rows` and `sha256` cover the
+    first `--limit` rows, `bad` and `first_bad` the whole file (counted only when the pass
+    validates)."""
+
+    rows: int
+    bad: int
+    first_bad: str | None
+    blank_lines: int
+    sha256: str
+
+
+class InputFile:
+    """An input file whose rows can be read as a stream, as often as needed, in bounded
+    memory (JSONL; a JSON array or CSV file is parsed whole once and kept). Standard input
+    is first copied to a temporary file so that it too can be read twice. Whole-file
+    problems (no UTF-8 line, no row) raise InputFileError at the end of a pass."""
+
+    def __init__(self, name: str, path: Path, fmt: str, spool: IO[bytes] | None) -> None:
+        self.name = name
+        self.path = path
+        self.format = fmt
+        self.blank_lines = 0
+        self._spool = spool
+        self._parsed: list[Record | BadRecord] | None = None
+
+    def __enter__(self) -> InputFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._spool is not None:
+            self._spool.close()
+            self._spool = None
+
+    def rows(self) -> Iterator[Record | BadRecord]:
+        """Every row, in input order (bad lines in their place as BadRecords)."""
+        for _, row in self._hashed_rows(parse=True):
+            assert row is not None
+            yield row
+
+    def scan(self, limit: int | None = None, *, validate: bool = False) -> InputScan:
+        """One pass over the file: the number of rows up to `limit` and their SHA-256 (the
+        manifest's input hash); with `validate`, also the bad lines of the whole file.
+
+        The hash of a JSONL file covers the bytes of its first `limit` row lines, each
+        ended by a newline (blank lines are not rows): no row is parsed unless `validate`,
+        so a large file is scanned at disk speed. A JSON array or CSV file, parsed whole
+        anyway, is hashed as its rows' repr, one a line."""
+        digest = hashlib.sha256()
+        rows = bad = 0
+        first_bad: str | None = None
+        for raw, row in self._hashed_rows(parse=validate):
+            if isinstance(row, BadRecord):
+                bad += 1
+                first_bad = first_bad or row.error
+            if limit is None or rows < limit:
+                digest.update(raw)
+                rows += 1
+        return InputScan(rows, bad, first_bad, self.blank_lines, digest.hexdigest())
+
+    def _hashed_rows(self, *, parse: bool) -> Iterator[tuple[bytes, Record | BadRecord | None]]:
+        """Each row's bytes as hashed, and the row parsed (None unless `parse`)."""
+        if self.format != "jsonl":
+            for row in self._whole():
+                yield repr(row).encode("utf-8") + b"\n", row
+            return
+        for number, raw, line in self._jsonl_lines():
+            if not parse:
+                yield raw + b"\n", None
+            elif line is None:
+                yield raw + b"\n", _not_utf8(number, raw)
+            else:
+                yield raw + b"\n", _parse_json_line(number, line)
+
+    def _jsonl_lines(self) -> Iterator[tuple[int, bytes, str | None]]:
+        """(line number, its bytes, its text or None when it is not UTF-8) of every line
+        that is not blank; counts the blank ones in `blank_lines`."""
+        blank = rows = utf8_lines = 0
+        first_invalid = ""
+        with self.path.open("rb") as f:
+            # Iterating a binary file splits on b"\n" only (splitlines() would also split on
+            # \x0b, \x1c, U+2028 ...). Each line is decoded on its own, so one line of bad
+            # bytes spoils only itself.
+            for number, raw in enumerate(f, start=1):
+                raw = raw.removesuffix(b"\n")
+                if number == 1:
+                    raw = raw.removeprefix(codecs.BOM_UTF8)
+                try:
+                    line = raw.rstrip(b"\r").decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    first_invalid = first_invalid or f"{_invalid_byte(raw, exc)} of line {number}"
+                    rows += 1
+                    yield number, raw, None
+                    continue
+                # A byte-order mark at the start of a line (files joined with `cat`) is not data.
+                line = line.removeprefix("\ufeff")
+                if not line.strip():
+                    blank += 1
+                    continue
+                utf8_lines += 1
+                rows += 1
+                yield number, raw, line
+        self.blank_lines = blank
+        if rows and not utf8_lines:
+            raise InputFileError(f"{self.name}: not UTF-8 ({first_invalid}); re-encode it as UTF-8")
+        if not rows:
+            raise InputFileError(f"{self.name}: no rows (only blank lines)")
+
+    def _whole(self) -> list[Record | BadRecord]:
+        if self._parsed is None:
+            self._parsed, self.blank_lines, self.format = self._parse_whole()
+        return self._parsed
+
+    def _parse_whole(self) -> tuple[list[Record | BadRecord], int, str]:
+        data = self.path.read_bytes().removeprefix(codecs.BOM_UTF8)
+        name, fmt = self.name, self.format
         try:
             text = data.decode("utf-8")
             if fmt == "json":
@@ -135,27 +248,78 @@ def read_records(source: str | Path, *, stdin: io.BufferedIOBase | None = None) 
                 ) from None
             # Standard input that starts with "[" but is no JSON array: JSON lines, one of
             # which (the first) is bad, rather than a refusal of the whole stream.
-            fmt = "jsonl"
-            rows, blank = _parse_jsonl(name, data)
-    if not rows:
-        raise InputFileError(f"{name}: no rows (only blank lines)")
-    return RecordSet(rows, blank, fmt)
+            self.format = "jsonl"
+            rows = list(self.rows())
+            return rows, self.blank_lines, "jsonl"
+        if not rows:
+            raise InputFileError(f"{name}: no rows (only blank lines)")
+        return rows, blank, fmt
 
 
-def _read_bytes(name: str, stdin: io.BufferedIOBase | None) -> bytes:
+def _invalid_byte(raw: bytes, exc: UnicodeDecodeError) -> str:
+    return f"invalid byte 0x{raw[exc.start]:02x} at byte {exc.start + 1}"
+
+
+def _not_utf8(number: int, raw: bytes) -> BadRecord:
+    """The bad row of a line that is not UTF-8, naming its first invalid byte."""
+    where = "invalid bytes"
+    try:
+        raw.rstrip(b"\r").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        where = _invalid_byte(raw, exc)
+    return _bad(number, None, None, f"not UTF-8 ({where}); re-encode the file as UTF-8")
+
+
+def open_input(source: str | Path, *, stdin: io.BufferedIOBase | None = None) -> InputFile:
+    """Open `source` ("-" for standard input) for streaming. Raises InputFileError for a
+    file that cannot be read, is empty, or starts with a byte-order mark other than UTF-8."""
+    name = str(source)
+    spool: IO[bytes] | None = None
     if name == "-":
-        stream = stdin if stdin is not None else sys.stdin.buffer
-        return stream.read()
-    path = Path(name)
+        # Closed by InputFile.close(), which deletes it.
+        spool = tempfile.NamedTemporaryFile(prefix="localjudge-stdin-", suffix=".data")  # noqa: SIM115
+        shutil.copyfileobj(stdin if stdin is not None else sys.stdin.buffer, spool)
+        spool.flush()
+        path = Path(spool.name)
+    else:
+        path = Path(name)
+    try:
+        head = _head(name, path)
+    except BaseException:
+        if spool is not None:
+            spool.close()
+        raise
+    return InputFile(name, path, _detect_format(name, head), spool)
+
+
+def _head(name: str, path: Path) -> bytes:
+    """The file's first bytes, up to its first byte that is not whitespace (after a UTF-8
+    byte-order mark). Raises InputFileError when it cannot be read or is empty."""
     try:
         if path.is_dir():
             raise InputFileError(f"{name}: is a directory, not a data file")
-        return path.read_bytes()
+        with path.open("rb") as f:
+            head = f.read(4)
+            for bom, encoding in _OTHER_BOMS:
+                if head.startswith(bom):
+                    raise InputFileError(
+                        f"{name}: not UTF-8 (it starts with a {encoding} byte-order mark); "
+                        "re-encode it as UTF-8"
+                    )
+            head = head.removeprefix(codecs.BOM_UTF8)
+            while not head.strip():
+                more = f.read(1 << 16)
+                if not more:
+                    raise InputFileError(f"{name}: the file is empty")
+                head = more
+            return head
     except FileNotFoundError:
         raise InputFileError(f"{name}: no such file") from None
     except PermissionError:
         raise InputFileError(f"{name}: permission denied") from None
     except OSError as exc:
+        if isinstance(exc, InputFileError):
+            raise
         raise InputFileError(f"{name}: cannot be read ({exc.strerror or exc})") from None
 
 
@@ -164,7 +328,7 @@ def _sniffed(name: str) -> bool:
     return not name.lower().endswith((".csv", ".jsonl", ".ndjson", ".json"))
 
 
-def _detect_format(name: str, data: bytes) -> str:
+def _detect_format(name: str, head: bytes) -> str:
     lower = name.lower()
     if lower.endswith(".csv"):
         return "csv"
@@ -173,39 +337,7 @@ def _detect_format(name: str, data: bytes) -> str:
     if lower.endswith(".json"):
         return "json"
     # Standard input or an unknown extension: a JSON array starts with "[".
-    return "json" if data.lstrip().startswith(b"[") else "jsonl"
-
-
-def _parse_jsonl(name: str, data: bytes) -> tuple[list[Record | BadRecord], int]:
-    rows: list[Record | BadRecord] = []
-    blank = 0
-    utf8_lines = 0
-    first_invalid = ""
-    # splitlines() would also split on \x0b, \x1c, U+2028 ...; JSONL lines end in \n only.
-    # Each line is decoded on its own, so one line of bad bytes spoils only itself.
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        try:
-            line = raw.rstrip(b"\r").decode("utf-8")
-        except UnicodeDecodeError as exc:
-            where = f"invalid byte 0x{raw[exc.start]:02x} at byte {exc.start + 1}"
-            first_invalid = first_invalid or f"{where} of line {number}"
-            rows.append(
-                _bad(number, None, None, f"not UTF-8 ({where}); re-encode the file as UTF-8")
-            )
-            continue
-        # A byte-order mark at the start of a line (files joined with `cat`) is not data.
-        line = line.removeprefix("\ufeff")
-        if not line.strip():
-            blank += 1
-            continue
-        utf8_lines += 1
-        rows.append(_parse_json_line(number, line))
-    # A final newline leaves one empty piece after it: that is not a blank line.
-    if data.endswith(b"\n"):
-        blank -= 1
-    if rows and not utf8_lines:
-        raise InputFileError(f"{name}: not UTF-8 ({first_invalid}); re-encode it as UTF-8")
-    return rows, blank
+    return "json" if head.lstrip().startswith(b"[") else "jsonl"
 
 
 # The deepest nesting of arrays and objects accepted in a row. json.loads's own limit
@@ -245,12 +377,16 @@ def _json_error(exc: ValueError | RecursionError) -> str:
     return "not valid JSON (a number has too many digits to be read)"
 
 
+# A JSON escape of a UTF-16 surrogate: the only way decoded UTF-8 text can hold one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def _parse_json_line(number: int, line: str) -> Record | BadRecord:
     try:
         obj = _loads(line)
     except (ValueError, RecursionError) as exc:
         return _bad(number, None, None, _json_error(exc))
-    return _validate_or_bad(number, obj)
+    return _validate_or_bad(number, obj, check_text=_SURROGATE_ESCAPE.search(line) is not None)
 
 
 def _parse_json_array(name: str, text: str) -> list[Record | BadRecord]:
@@ -327,15 +463,16 @@ def _bad(line: int, obj: Any, field: str | None, message: str) -> BadRecord:
     return BadRecord(line=line, request_id=rid, field=field, error=err)
 
 
-def _validate_or_bad(line: int, obj: Any) -> Record | BadRecord:
+def _validate_or_bad(line: int, obj: Any, *, check_text: bool = True) -> Record | BadRecord:
     try:
-        return validate_row(line, obj)
+        return validate_row(line, obj, check_text=check_text)
     except InvalidRecordError as err:
         return _bad(line, obj, err.field, err.reason)
 
 
-def validate_row(line: int, obj: Any) -> Record:
-    """Turn one parsed JSON value into a Record, or raise InvalidRecordError."""
+def validate_row(line: int, obj: Any, *, check_text: bool = True) -> Record:
+    """Turn one parsed JSON value into a Record, or raise InvalidRecordError. `check_text`
+    False skips the search for unpaired surrogates, for text known to have none."""
     if not isinstance(obj, dict):
         raise InvalidRecordError(line, None, f"expected a JSON object, got {_kind(obj)}")
     fields = dict(obj)
@@ -366,7 +503,8 @@ def validate_row(line: int, obj: Any) -> Record:
         expected_retrieved_context=_doc_uris(line, fields.get("expected_retrieved_context")),
         guidelines=_guidelines(line, fields.get("guidelines")),
     )
-    _check_encodable(record)
+    if check_text:
+        _check_encodable(record)
     return record
 
 

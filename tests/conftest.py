@@ -93,6 +93,7 @@ def load_script(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(path.stem, path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(name, module)  # dataclasses look their module up while defined
     spec.loader.exec_module(module)
     return module
 
