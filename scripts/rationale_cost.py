@@ -7,7 +7,7 @@ Two workloads: the shipped example (examples/rag_eval.jsonl) and the first ROWS 
 speed benchmark (scripts/bench.py's workload: 3-5 chunks a row, every judge applies).
 
     flock /tmp/cpu.lock .venv/bin/python scripts/rationale_cost.py --bench-rows 5 \
-        --json docs/rationale-cost.json
+        --json docs/runs/rationale-cost.json
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ file:// path with the network cut (scripts/browser.py). Reported: the time to wr
 page, its size, the time from navigation to the load event (the page parsed, laid out and
 its script run), and in-page times of the failing-rows filter and of a sort by probability.
 
-    .venv/bin/python scripts/report_bench.py --rows 1000 --json docs/report-speed.json
+    .venv/bin/python scripts/report_bench.py --rows 1000 --json docs/runs/report-speed.json
 """
 
 from __future__ import annotations
