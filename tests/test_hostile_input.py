@@ -387,6 +387,7 @@ def test_eval_truncates_or_reports_never_crashes(small_model: Path, tmp_path: Pa
             "request_id": "many-chunks",
             "request": "q",
             "response": "r",
+            "expected_response": "r",
             "retrieved_context": [{"content": f"passage {i} " + "text " * 40} for i in range(30)],
         },
     ]
@@ -416,8 +417,9 @@ def test_eval_truncates_or_reports_never_crashes(small_model: Path, tmp_path: Pa
     assert long_row["retrieval/llm_judged/chunk_relevance/truncated"] == [True]
     assert hostile[f"{prefix}/truncated"] is False and hostile[f"{prefix}/error_message"] is None
     assert hostile["response"] == HOSTILE  # written back exactly
-    # Thirty passages cannot fit 256 tokens even cut to their minimum: a verdict error,
-    # counted, not a crash and not a silent drop.
+    # Thirty passages in one prompt (context_sufficiency reads them all at once) cannot fit
+    # 256 tokens even cut to their minimum: a verdict error, counted, not a crash and not a
+    # silent drop. groundedness asks each passage on its own, so the same row fits there.
     out2 = tmp_path / "o2"
     result = run_cli(
         "eval",
@@ -429,18 +431,17 @@ def test_eval_truncates_or_reports_never_crashes(small_model: Path, tmp_path: Pa
         "--ctx",
         "256",
         "--judges",
-        "groundedness",
+        "context_sufficiency,groundedness",
         "--no-rationale",
     )
     assert result.code == 0, result.stderr
     rows_out = assert_valid_jsonl((out2 / "results.jsonl").read_bytes())
     crowded = rows_out[2]
-    assert crowded["response/llm_judged/groundedness/rating"] is None
-    assert (
-        "prompt too long even after truncation"
-        in crowded["response/llm_judged/groundedness/error_message"]
-    )
-    assert crowded["response/llm_judged/groundedness/truncated"] is True
+    sufficiency = "retrieval/llm_judged/context_sufficiency"
+    assert crowded[f"{sufficiency}/rating"] is None
+    assert "prompt too long even after truncation" in crowded[f"{sufficiency}/error_message"]
+    assert crowded[f"{sufficiency}/truncated"] is True
+    assert crowded["response/llm_judged/groundedness/rating"] in ("yes", "no")
     summary = json.loads((out2 / "summary.json").read_text())
     assert summary["verdicts_with_errors"] >= 1
-    assert summary["judges"]["groundedness"]["verdict_errors"] >= 1
+    assert summary["judges"]["context_sufficiency"]["verdict_errors"] >= 1
