@@ -247,7 +247,7 @@ def _eval_input(
 ) -> int:
     from localjudge import api, calibration, evaluation, judges, models, output
     from localjudge.engine.base import BackendStats
-    from localjudge.engine.llama import LlamaBackend, physical_cores
+    from localjudge.engine.llama import physical_cores
 
     data = source.name
     thresholds_wanted = _parse_fail_under(fail_under)
@@ -318,10 +318,9 @@ def _eval_input(
     todo = scan.rows - writer.done
     started = time.perf_counter()
     stats = BackendStats()
-    make_backend = functools.partial(
-        LlamaBackend,
-        template=entry.template if entry else None,
-        n_ctx=n_ctx,
+    make_backend = evaluation.backend_factory(
+        resolved,
+        ctx=n_ctx,
         threads=threads,
         batch_size=batch_size,
         seed=seed,

@@ -14,6 +14,7 @@ backend), which stays the lower-level entry point.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -293,6 +294,34 @@ def run_manifest(
     }
 
 
+def backend_factory(
+    resolved: ResolvedModel,
+    *,
+    ctx: int,
+    threads: int,
+    batch_size: int,
+    seed: int,
+    prompt_cache: bool,
+    verbose: bool,
+) -> Callable[[Path], LlamaBackend]:
+    """How to build the llama.cpp backend for a model file with the run's settings (the
+    model's chat template from its catalogue entry); a picklable callable, so that Ray
+    workers build theirs the same way from their own copy of the file."""
+    from localjudge.engine.llama import LlamaBackend
+
+    entry = resolved.entry
+    return functools.partial(
+        LlamaBackend,
+        template=entry.template if entry else None,
+        n_ctx=ctx,
+        threads=threads,
+        batch_size=batch_size,
+        seed=seed,
+        prompt_cache=prompt_cache,
+        verbose=verbose,
+    )
+
+
 def load_backend(
     resolved: ResolvedModel,
     *,
@@ -304,19 +333,16 @@ def load_backend(
     verbose: bool,
 ) -> LlamaBackend:
     """The llama.cpp backend for a resolved model (raises ModelError, exit 3)."""
-    from localjudge.engine.llama import LlamaBackend
-
-    entry = resolved.entry
-    return LlamaBackend(
-        resolved.path,
-        template=entry.template if entry else None,
-        n_ctx=ctx,
+    make = backend_factory(
+        resolved,
+        ctx=ctx,
         threads=threads,
         batch_size=batch_size,
         seed=seed,
         prompt_cache=prompt_cache,
         verbose=verbose,
     )
+    return make(resolved.path)
 
 
 def iter_rows(
@@ -330,16 +356,10 @@ def iter_rows(
     failing verdicts when `failing_rationale` (localjudge.rationale). The CLI streams its
     rows through this, on one machine and on every Ray worker."""
     if not failing_rationale:
-        yield from api.iter_results(rows, backend, judges, options)
-        return
+        return api.iter_results(rows, backend, judges, options)
     from localjudge import rationale as failing
 
-    for row in rows:
-        yield (
-            api.base_fields(row)
-            if isinstance(row, BadRecord)
-            else failing.judge_row(row, judges, backend, options)
-        )
+    return failing.iter_results(rows, backend, judges, options)
 
 
 def judge_rows(

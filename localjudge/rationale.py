@@ -17,7 +17,7 @@ units that pass).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -121,6 +121,22 @@ def judge_row(
     return row
 
 
+def iter_results(
+    records: RecordSet | Iterable[Record | BadRecord],
+    backend: Backend,
+    judges: Sequence[Judge],
+    options: JudgeOptions,
+) -> Iterator[dict[str, Any]]:
+    """api.iter_results with a rationale only for the failing verdicts."""
+    rows = records.rows if isinstance(records, RecordSet) else records
+    for row in rows:
+        yield (
+            api.base_fields(row)
+            if isinstance(row, BadRecord)
+            else judge_row(row, judges, backend, options)
+        )
+
+
 def evaluate(
     records: RecordSet | Iterable[Record | BadRecord],
     backend: Backend,
@@ -129,15 +145,9 @@ def evaluate(
     on_row: Callable[[dict[str, Any]], None] | None = None,
 ) -> api.Run:
     """api.evaluate with a rationale only for the failing verdicts."""
-    rows = records.rows if isinstance(records, RecordSet) else records
     started = time.perf_counter()
     results = []
-    for row in rows:
-        result = (
-            api.base_fields(row)
-            if isinstance(row, BadRecord)
-            else judge_row(row, judges, backend, options)
-        )
+    for result in iter_results(records, backend, judges, options):
         results.append(result)
         if on_row is not None:
             on_row(result)
