@@ -112,3 +112,22 @@ def test_a_different_quantity_is_still_missing_and_listed_as_written() -> None:
     share, missing = answer_recall("About 38 °C.", ["around 37 degrees Celsius"])
     assert share == pytest.approx(2 / 3) and missing == ["38"]
     assert lexical_support("Seven players.", ["6 players"]) == (0.5, ["seven"])
+
+
+def test_a_word_matches_its_plural_and_nothing_looser() -> None:
+    assert answer_recall("Avocado", ["Mashed avocados on toast."]) == (1.0, [])
+    assert answer_recall("cities", ["the city hall"]) == (1.0, [])
+    assert answer_recall("boxes", ["a box"]) == (1.0, [])
+    # -ss, -us and -is words keep their ending; a different word is still not found
+    assert answer_recall("glass", ["glas"]) == (0.0, ["glass"])
+    assert answer_recall("virus", ["viru"]) == (0.0, ["virus"])
+    assert answer_recall("purchased", ["bought"]) == (0.0, ["purchased"])
+
+
+def test_durations_match_in_the_smaller_unit() -> None:
+    assert answer_recall("Two weeks.", ["a free trial lasting 14 days"]) == (1.0, [])
+    assert answer_recall("2 hours", ["It takes 120 minutes."]) == (1.0, [])
+    assert answer_recall("a decade", ["ten years"]) == (1.0, [])
+    assert answer_recall("one-week", ["7 days"]) == (1.0, [])
+    # another length is still another length
+    assert answer_recall("three weeks", ["14 days"])[0] == 0.5

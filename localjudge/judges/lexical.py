@@ -7,7 +7,8 @@ default model's verdicts alone rank grounded and ungrounded responses near chanc
 lexical share far better).
 
 Words are runs of letters or digits (any script), case-folded; English function words (the
-NLTK English stop-word list, below) are not content. Exact matching only: a paraphrase
+NLTK English stop-word list, below) are not content. A word matches the same word in the
+singular or plural, and a quantity written another way; nothing looser: a paraphrase
 ("purchased" for "bought") counts as not found, which is why the model's verdict is kept
 in the blend and why a threshold, not 1.0, decides.
 """
@@ -103,13 +104,58 @@ _UNIT_WORDS = {
 }
 
 
+# Durations written in a larger unit are rewritten in the smaller one before matching, so
+# "two weeks" is found in "14 days" and "2 hours" in "120 minutes".
+_DURATIONS = {
+    "week": (7, "days"),
+    "fortnight": (14, "days"),
+    "hour": (60, "minutes"),
+    "decade": (10, "years"),
+}
+_DURATION = re.compile(
+    r"\b(\d+(?:\.\d+)?|an?|" + "|".join(k for k in _NUMBER_WORDS if k != "dozen")
+    + r")[\s-]+(" + "|".join(_DURATIONS) + r")s?\b"
+)
+
+
+def _in_smaller_units(folded: str) -> str:
+    def convert(m: re.Match[str]) -> str:
+        word = m.group(1)
+        count = 1.0 if word in ("a", "an") else float(_NUMBER_WORDS.get(word) or word)
+        factor, unit = _DURATIONS[m.group(2)]
+        return f"{count * factor:g} {unit}"
+
+    return _DURATION.sub(convert, folded)
+
+
+def singular(word: str) -> str:
+    """The word without an English plural ending: "avocados" -> "avocado", "cities" ->
+    "city", "boxes" -> "box". Words of four letters or fewer, and words ending in -ss, -us
+    or -is ("glass", "virus", "analysis"), are kept as they are. Only a matching key: both
+    sides of a comparison go through it, so an odd stem ("ladies" -> "lady") is harmless."""
+    if len(word) <= 4 or not word.endswith("s") or word.endswith(("ss", "us", "is")):
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "xes", "zes", "sses")):
+        return word[:-2]
+    return word[:-1]
+
+
+def _key(word: str) -> str:
+    return _NUMBER_WORDS.get(word) or singular(_UNIT_WORDS.get(word) or word)
+
+
 def _words(text: str) -> list[tuple[str, str]]:
-    """(word as written, key it is matched by) for each word of the text, case-folded."""
+    """(word as matched, key it is matched by) for each word of the text, case-folded. The
+    key spells quantities one way and drops plural endings; durations are first rewritten
+    in the smaller unit ("two weeks" becomes "14 days")."""
     folded = text.casefold()
     for symbol, words in _SYMBOLS:
         folded = folded.replace(symbol, words)
     folded = re.sub(r"(?<=\d),(?=\d{3})", "", folded)  # 1,000 -> 1000
-    return [(w, _NUMBER_WORDS.get(w) or _UNIT_WORDS.get(w) or w) for w in _WORD.findall(folded)]
+    folded = _in_smaller_units(folded)
+    return [(w, _key(w)) for w in _WORD.findall(folded)]
 
 
 def content_words(text: str) -> list[str]:
