@@ -60,9 +60,9 @@ QUESTIONS = {
 
 def source_name(item: dict[str, Any]) -> str:
     """The source dataset: its first word, and the second for sets whose second word names a
-    part (SummEdits domains, plain-case categories)."""
+    part (SummEdits domains; EVOUNA's NQ and TQ halves)."""
     words = str(item.get("source", "")).split()
-    if len(words) >= 2 and words[0] in ("SummEdits",):
+    if len(words) >= 2 and words[0] in ("SummEdits", "EVOUNA"):
         return " ".join(words[:2])
     return words[0] if words else ""
 
