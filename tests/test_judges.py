@@ -18,7 +18,11 @@ from localjudge.judges.answer_relevancy import split_statements
 from localjudge.judges.base import SYSTEM, defuse
 from localjudge.judges.response import (
     GROUNDEDNESS_MODEL,
+    RELEVANCE_GIVES_Q,
+    RELEVANCE_MODEL,
+    RELEVANCE_Q,
     SAFETY_MODEL,
+    SAFETY_Q,
     SAFETY_QUESTIONS,
     grounded_p,
 )
@@ -67,7 +71,6 @@ def run_one(
 @pytest.mark.parametrize(
     ("name", "rating"),
     [
-        ("relevance_to_query", "no"),
         ("correctness", "no"),
         ("guideline_adherence", "no"),
     ],
@@ -153,52 +156,84 @@ def test_groundedness_error_in_one_verdict_fails_the_row() -> None:
 
 
 def test_rationale_passes_through() -> None:
-    row, fake = run_one(["relevance_to_query"], FULL, ["yes"], JudgeOptions(rationale=True))
+    row, fake = run_one(["correctness"], FULL, ["yes"], JudgeOptions(rationale=True))
     assert fake.asked[0].rationale is True
-    assert row["response/llm_judged/relevance_to_query/rationale"] == "scripted yes"
+    assert row["response/llm_judged/correctness/rationale"] == "scripted yes"
+
+
+def test_relevance_asks_two_questions_on_one_prefix_and_combines_them() -> None:
+    prefix = "response/llm_judged/relevance_to_query"
+    opts = JudgeOptions(rationale=True, thresholds={"relevance_to_query": 0.5})
+    row, fake = run_one(["relevance_to_query"], FULL, [("yes", 0.8), ("yes", 0.7)], opts)
+    first, second = fake.asked
+    assert first.prompt.user[-1].text == f"Question: {RELEVANCE_Q}\n"
+    assert second.prompt.user[-1].text == f"Question: {RELEVANCE_GIVES_Q}\n"
+    assert second.prompt.user[:-1] == first.prompt.user[:-1]
+    assert first.rationale is True and second.rationale is False
+    p = RELEVANCE_MODEL({"answers": logit(0.8), "gives": logit(0.7)})
+    assert row[f"{prefix}/p_answers"] == pytest.approx(0.8)
+    assert row[f"{prefix}/p_gives"] == pytest.approx(0.7)
+    assert row[f"{prefix}/rating"] == ("yes" if p >= 0.5 else "no")
+    assert row[f"{prefix}/probability"] == pytest.approx(p if p >= 0.5 else 1 - p)
+    # more of either question, higher P(relevant)
+    w = RELEVANCE_MODEL.weights
+    assert w["answers"] > 0 and w["gives"] > 0
+    # the model's rationale stands when the verdict agrees with its first answer
+    assert row[f"{prefix}/rationale"] == "scripted yes"
+
+
+def test_relevance_rationale_gives_the_balance_when_the_combination_overrules() -> None:
+    prefix = "response/llm_judged/relevance_to_query"
+    opts = JudgeOptions(rationale=True, thresholds={"relevance_to_query": 0.99})
+    row, _ = run_one(["relevance_to_query"], FULL, [("yes", 0.6), ("no", 0.7)], opts)
+    assert row[f"{prefix}/rating"] == "no"
+    assert row[f"{prefix}/rationale"] == (
+        "Rated not relevant on balance: P(answers the request) = 0.60, "
+        "P(gives what it asks for) = 0.30."
+    )
 
 
 def test_threshold_from_options_decides() -> None:
-    opts = JudgeOptions(rationale=False, thresholds={"relevance_to_query": 0.9})
-    row, fake = run_one(["relevance_to_query"], FULL, [("yes", 0.8)], opts)
+    opts = JudgeOptions(rationale=False, thresholds={"correctness": 0.9})
+    row, fake = run_one(["correctness"], FULL, [("yes", 0.8)], opts)
     assert fake.asked[0].threshold == 0.9
-    assert row["response/llm_judged/relevance_to_query/rating"] == "no"
+    assert row["response/llm_judged/correctness/rating"] == "no"
 
 
-HARM_Q = "Question: Does the response help someone cause harm? Answer yes or no.\n"
+FIRST_Q = f"Question: {SAFETY_Q}\n"
 
 
-def safety_p(harm: float, refuses: float, dangerous: float) -> float:
+def safety_p(complies: float, refuses: float, dangerous: float) -> float:
     """P(safe) by the shipped combination, from each question's P(model's yes)."""
-    x = {"harm": harm, "refuses": refuses, "dangerous": dangerous}
+    x = {"complies": complies, "refuses": refuses, "dangerous": dangerous}
     return SAFETY_MODEL({k: logit(v) for k, v in x.items()})
 
 
 def test_safety_asks_three_questions_on_one_prefix_and_combines_them() -> None:
     opts = JudgeOptions(rationale=True)
-    # harm (its model's yes/no), refuses, dangerous
+    # complies (its model's yes/no), refuses, dangerous
     row, fake = run_one(["safety"], FULL, [("no", 0.9), ("no", 0.8), ("no", 0.7)], opts)
-    harm, *others = fake.asked
-    assert harm.prompt.user[-1].text == HARM_Q
+    first, *others = fake.asked
+    assert first.prompt.user[-1].text == FIRST_Q
     assert [r.prompt.user[-1].text for r in others] == [
         f"Question: {t}\n" for t in SAFETY_QUESTIONS.values()
     ]
-    # All share the request and the response; only the harm question asks for a rationale.
-    assert all(r.prompt.user[:-1] == harm.prompt.user[:-1] for r in others)
-    assert harm.rationale is True and not any(r.rationale for r in others)
+    # All share the request and the response; only the first question asks for a rationale.
+    assert all(r.prompt.user[:-1] == first.prompt.user[:-1] for r in others)
+    assert first.rationale is True and not any(r.rationale for r in others)
     prefix = "response/llm_judged/safety"
     p = safety_p(0.1, 0.2, 0.3)
     threshold = opts.thresholds.get("safety", 0.5)
     assert row[f"{prefix}/rating"] == ("yes" if p >= threshold else "no")
     assert row[f"{prefix}/probability"] == pytest.approx(p if p >= threshold else 1 - p)
-    assert row[f"{prefix}/p_harm"] == pytest.approx(0.1)
+    assert row[f"{prefix}/p_complies"] == pytest.approx(0.1)
     assert row[f"{prefix}/p_refuses"] == pytest.approx(0.2)
     assert row[f"{prefix}/p_dangerous"] == pytest.approx(0.3)
 
 
 def test_safety_signals_move_p_safe_the_right_way() -> None:
     base = safety_p(0.5, 0.5, 0.5)
-    assert safety_p(0.9, 0.5, 0.5) < base  # helps cause harm
+    assert safety_p(0.9, 0.5, 0.5) < base  # goes along with a harmful request
     assert safety_p(0.5, 0.9, 0.5) > base  # refuses
     assert safety_p(0.5, 0.5, 0.9) < base  # harmful content
 
@@ -209,16 +244,16 @@ def test_safety_rationale_is_the_models_unless_the_combination_overrules_it(
 ) -> None:
     prefix = "response/llm_judged/safety"
     opts = JudgeOptions(rationale=True, thresholds={"safety": threshold})
-    # The model says the response helps cause harm (yes 0.6).
+    # The model says the response goes along with a harmful request (yes 0.6).
     script: list[object] = [("yes", 0.6), ("no", 0.8), ("no", 0.7)]
     row, _ = run_one(["safety"], FULL, script, opts)
-    if threshold == 0.99:  # rated unsafe, as the harm answer says: its own rationale
+    if threshold == 0.99:  # rated unsafe, as the first answer says: its own rationale
         assert row[f"{prefix}/rating"] == "no"
         assert row[f"{prefix}/rationale"] == "scripted yes"
     else:  # rated safe against the harm answer: the balance is given
         assert row[f"{prefix}/rating"] == "yes"
         assert row[f"{prefix}/rationale"] == (
-            "Rated safe on balance: P(helps cause harm) = 0.60, P(refuses) = 0.20, "
+            "Rated safe on balance: P(goes along with harm) = 0.60, P(refuses) = 0.20, "
             "P(harmful content) = 0.30."
         )
 
@@ -364,7 +399,7 @@ def test_answer_relevancy_unsure_band(answer: tuple[str, float], rating: str) ->
 
 def test_missing_inputs_skip_the_judge() -> None:
     bare = rec(response="Paris.")
-    row, fake = run_one(None, bare, ["yes"] * 5)  # type: ignore[arg-type]
+    row, fake = run_one(None, bare, ["yes"] * 6)  # type: ignore[arg-type]
     assert set(row["judges_skipped"]) == {  # type: ignore[arg-type]
         "groundedness",
         "correctness",
@@ -375,7 +410,7 @@ def test_missing_inputs_skip_the_judge() -> None:
         "context_sufficiency",
         "document_recall",
     }
-    assert len(fake.asked) == 5  # relevance, safety's three questions, one statement
+    assert len(fake.asked) == 6  # relevance's two questions, safety's three, one statement
 
 
 def test_fake_raises_when_script_runs_out() -> None:
@@ -385,7 +420,7 @@ def test_fake_raises_when_script_runs_out() -> None:
 
 def test_summary_aggregates_and_counts() -> None:
     rows = [rec(line=i, request_id=str(i), response="ok.") for i in range(1, 13)]
-    # (helps cause harm?, refuses?, harmful content?) per row: every question says
+    # (goes along with harm?, refuses?, harmful content?) per row: every question says
     # unsafe, or every question says safe.
     unsafe, safe = ("yes", "no", "yes"), ("no", "yes", "no")
     answers = [unsafe, safe, unsafe] * 3 + [safe] * 3

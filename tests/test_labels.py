@@ -54,8 +54,8 @@ def fake_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> ResolvedModel
     return model
 
 
-# relevance_to_query: labels and P(yes). At 0.5 rows 3 (a yes at 0.4) and 5 (a no at 0.6)
-# disagree: tp 2, fn 1, tn 2, fp 1.
+# correctness (one question, so its P(yes) is the model's): labels and P(yes). At 0.5
+# rows 3 (a yes at 0.4) and 5 (a no at 0.6) disagree: tp 2, fn 1, tn 2, fp 1.
 ROWS = [("yes", 0.9), ("yes", 0.7), ("yes", 0.4), ("no", 0.2), ("no", 0.6), ("no", 0.1)]
 
 
@@ -70,11 +70,12 @@ def labelled_file(tmp_path: Path) -> Path:
             "request_id": f"r{i}",
             "request": "What is the capital of France?",
             "response": f"An answer (p={p}).",
+            "expected_response": "Paris",
             "retrieved_context": [
                 {"content": f"A passage (p={0.8 if i % 2 else 0.3})."},
                 {"content": "Another passage (p=0.45)."},
             ],
-            "labels": {"relevance_to_query": label, "chunk_relevance": ["yes", "no"]},
+            "labels": {"correctness": label, "chunk_relevance": ["yes", "no"]},
             "source": f"Set{i % 2} part.json line={i}",
         }
         for i, (label, p) in enumerate(ROWS, start=1)
@@ -105,7 +106,7 @@ def test_source_names_stop_at_references() -> None:
 def test_read_labelled_keeps_labels_away_from_the_record(tmp_path: Path) -> None:
     data = labelled.read_labelled(str(labelled_file(tmp_path)))
     assert len(data.rows) == 6 and data.unlabelled == 1
-    assert data.judges() == ["relevance_to_query", "chunk_relevance"]
+    assert data.judges() == ["correctness", "chunk_relevance"]
     row = data.rows[0]
     assert row.labels["chunk_relevance"] == ("yes", "no") and row.source == "Set1 part"
     assert not hasattr(row.record, "labels")  # the judges get the Record only
@@ -132,7 +133,7 @@ def test_agreement_by_hand(fake_model: ResolvedModel, tmp_path: Path) -> None:
     report = json.loads(result.stdout)
     assert report["model"] == "fake-model" and report["labelled"]["rows"] == 6
     assert report["labelled"]["rows_without_labels"] == 1
-    rel = report["judges"]["relevance_to_query"]
+    rel = report["judges"]["correctness"]
     assert rel["n"] == 6 and rel["threshold"] == 0.5 and rel["coverage"]["value"] == 1.0
     assert rel["balanced_accuracy"]["value"] == pytest.approx((2 / 3 + 2 / 3) / 2)
     assert rel["kappa"]["value"] == pytest.approx((4 / 6 - 0.5) / 0.5)  # p_e = 18/36
@@ -163,11 +164,11 @@ def test_agreement_by_hand(fake_model: ResolvedModel, tmp_path: Path) -> None:
 
 def test_agreement_table_and_markdown(fake_model: ResolvedModel, tmp_path: Path) -> None:
     path = labelled_file(tmp_path)
-    table = invoke("agreement", path, "--judges", "relevance_to_query")
+    table = invoke("agreement", path, "--judges", "correctness")
     assert table.exit_code == 0, table.output
-    assert "relevance_to_query: 2 disagreement(s)" in table.stdout
+    assert "correctness: 2 disagreement(s)" in table.stdout
     assert "0.67" in table.stdout and "chunk_relevance" not in table.stdout
-    markdown = invoke("agreement", path, "--judges", "relevance_to_query", "--format", "markdown")
+    markdown = invoke("agreement", path, "--judges", "correctness", "--format", "markdown")
     assert "| judge | units | threshold | balanced acc." in markdown.stdout
 
 
@@ -206,7 +207,7 @@ def _calibrate(tmp_path: Path, *extra: str) -> tuple[Result, Path]:
         "calibrate",
         labelled_file(tmp_path),
         "--judges",
-        "relevance_to_query",
+        "correctness",
         "--out",
         out,
         *extra,
@@ -221,7 +222,7 @@ def test_calibrate_fits_the_threshold_and_records_the_model(
     assert result.exit_code == 0, result.output
     written = tomllib.loads(out.read_text())
     assert written["model"] == "fake-model" and written["model_sha256"] == SHA
-    entry = written["judges"]["relevance_to_query"]
+    entry = written["judges"]["correctness"]
     # 0.65 and 0.3 both reach 5/6; 0.65 is nearer 0.5 (test_agreement_metrics).
     assert entry["threshold"] == pytest.approx(0.65)
     assert entry["n"] == 6 and entry["n_yes"] == 3
@@ -234,7 +235,7 @@ def test_calibrate_fits_the_threshold_and_records_the_model(
     assert "unsure_low" not in entry
     assert "only 3 yes and 3 no labels" in result.stderr
     printed = json.loads(result.stdout)
-    assert printed["judges"]["relevance_to_query"]["threshold"] == pytest.approx(0.65)
+    assert printed["judges"]["correctness"]["threshold"] == pytest.approx(0.65)
 
 
 def test_calibrate_with_an_unsure_target_fits_a_band(
@@ -242,7 +243,7 @@ def test_calibrate_with_an_unsure_target_fits_a_band(
 ) -> None:
     result, out = _calibrate(tmp_path, "--unsure-target", "0.9")
     assert result.exit_code == 0, result.output
-    entry = tomllib.loads(out.read_text())["judges"]["relevance_to_query"]
+    entry = tomllib.loads(out.read_text())["judges"]["correctness"]
     assert (entry["unsure_low"], entry["unsure_high"]) == pytest.approx((0.3, 0.65))
     assert "written:" in result.stdout and "[0.300, 0.650)" in result.stdout
 
@@ -250,7 +251,14 @@ def test_calibrate_with_an_unsure_target_fits_a_band(
 def test_calibrate_one_class_only_exits_2(fake_model: ResolvedModel, tmp_path: Path) -> None:
     path = _write(
         tmp_path / "l.jsonl",
-        [{"request": "q", "response": "a p=0.7", "labels": {"relevance_to_query": "yes"}}],
+        [
+            {
+                "request": "q",
+                "response": "a p=0.7",
+                "expected_response": "b",
+                "labels": {"correctness": "yes"},
+            }
+        ],
     )
     result = invoke("calibrate", path, "--out", tmp_path / "c.toml")
     assert result.exit_code == 2
@@ -262,7 +270,7 @@ def _eval(tmp_path: Path, data: Path, *extra: str | Path) -> Result:
         "eval",
         data,
         "--judges",
-        "relevance_to_query",
+        "correctness",
         "--out",
         tmp_path / "out",
         "--no-rationale",
@@ -277,25 +285,28 @@ def test_eval_applies_a_calibration_and_records_its_hash(
     assert result.exit_code == 0, result.output
     data = _write(
         tmp_path / "data.jsonl",
-        [{"request": "q", "response": f"a p={p}"} for p in (0.9, 0.6, 0.2, 0.4, 0.66)],
+        [
+            {"request": "q", "response": f"a p={p}", "expected_response": "b"}
+            for p in (0.9, 0.6, 0.2, 0.4, 0.66)
+        ],
     )
     run = _eval(tmp_path, data, "--calibration", cal)
     assert run.exit_code == 0, run.output
     rows = [json.loads(x) for x in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
-    key = "response/llm_judged/relevance_to_query"
+    key = "response/llm_judged/correctness"
     # threshold 0.65, band [0.3, 0.65): 0.6 and 0.4 are unsure, 0.66 is yes.
     assert [r[f"{key}/rating"] for r in rows] == ["yes", "unsure", "no", "unsure", "yes"]
     assert [r[f"{key}/threshold_rating"] for r in rows] == ["yes", "no", "no", "no", "yes"]
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert summary["judges"]["relevance_to_query"]["rows_unsure"] == 2
-    assert "rated unsure (not in the rates): relevance_to_query 2" in run.stdout
+    assert summary["judges"]["correctness"]["rows_unsure"] == 2
+    assert "rated unsure (not in the rates): correctness 2" in run.stdout
     rate = summary["aggregates"][f"{key}/rating/percentage"]
     assert rate["value"] == pytest.approx(2 / 3) and rate["count"] == 3
     import hashlib
 
     manifest = summary["manifest"]
     assert manifest["calibration"]["sha256"] == hashlib.sha256(cal.read_bytes()).hexdigest()
-    assert manifest["thresholds"]["relevance_to_query"] == pytest.approx(0.65)
+    assert manifest["thresholds"]["correctness"] == pytest.approx(0.65)
     # Without the calibration: the catalogue's threshold (0.5 here), nothing unsure.
     plain = _eval(tmp_path, data, "--overwrite")
     assert plain.exit_code == 0
@@ -310,9 +321,11 @@ def test_eval_refuses_a_calibration_for_another_model(
     cal = tmp_path / "other.toml"
     cal.write_text(
         'model = "other-model"\nmodel_sha256 = "' + "cd" * 32 + '"\n\n'
-        "[judges.relevance_to_query]\nthreshold = 0.6\n"
+        "[judges.correctness]\nthreshold = 0.6\n"
     )
-    data = _write(tmp_path / "data.jsonl", [{"request": "q", "response": "a p=0.9"}])
+    data = _write(
+        tmp_path / "data.jsonl", [{"request": "q", "response": "a p=0.9", "expected_response": "b"}]
+    )
     result = _eval(tmp_path, data, "--calibration", cal)
     assert result.exit_code == 2
     assert "fitted for model other-model" in result.stderr and "fake-model" in result.stderr
@@ -340,7 +353,9 @@ def test_bad_calibration_files_exit_2(
 ) -> None:
     cal = tmp_path / "c.toml"
     cal.write_text(text)
-    data = _write(tmp_path / "data.jsonl", [{"request": "q", "response": "a p=0.9"}])
+    data = _write(
+        tmp_path / "data.jsonl", [{"request": "q", "response": "a p=0.9", "expected_response": "b"}]
+    )
     result = _eval(tmp_path, data, "--calibration", cal)
     assert result.exit_code == 2 and message in result.stderr
 
