@@ -1,5 +1,5 @@
-"""The plain-cases set (issue 13.2, tests/data/plain/): short hand-labelled RAG rows, one file
-per LLM judge.
+"""The plain-cases sets (issue 13.2, tests/data/plain/ and the held-out
+tests/data/plain-holdout/): short hand-labelled RAG rows, one file per LLM judge.
 
 Checks the set is well formed, not how a model rates it (that is measured by
 scripts/agreement.py and reported in docs/): every row is read by localjudge's own
@@ -20,6 +20,16 @@ from localjudge.records import Record, validate_row
 from .conftest import REPO
 
 PLAIN = REPO / "tests" / "data" / "plain"
+# Each set: its folder, the request_id and source prefix, and the rows per judge.
+SETS = {
+    "plain": (PLAIN, "plain", {"chunk_relevance": 14}, 24),
+    "plain-holdout": (
+        REPO / "tests" / "data" / "plain-holdout",
+        "holdout",
+        {"chunk_relevance": 8},
+        12,
+    ),
+}
 # The fields each judge reads, besides the request; anything else would be noise in a row.
 FIELDS = {
     "groundedness": {"response", "retrieved_context"},
@@ -29,12 +39,10 @@ FIELDS = {
     "chunk_relevance": {"retrieved_context"},
     "context_sufficiency": {"expected_response", "retrieved_context"},
 }
-MIN_ROWS = {"chunk_relevance": 14}
-ROWS_PER_JUDGE = 24
 
 
-def load(judge: str) -> list[dict[str, Any]]:
-    path = PLAIN / f"{judge}.jsonl"
+def load(judge: str, name: str = "plain") -> list[dict[str, Any]]:
+    path = SETS[name][0] / f"{judge}.jsonl"
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
@@ -44,28 +52,32 @@ def labels_of(judge: str, row: dict[str, Any]) -> list[str]:
     return list(value) if isinstance(value, list) else [value]
 
 
-def test_one_file_per_judge_and_nothing_else() -> None:
-    assert {p.stem for p in PLAIN.glob("*.jsonl")} == set(FIELDS)
+@pytest.mark.parametrize("name", sorted(SETS))
+def test_one_file_per_judge_and_nothing_else(name: str) -> None:
+    assert {p.stem for p in SETS[name][0].glob("*.jsonl")} == set(FIELDS)
 
 
+@pytest.mark.parametrize("name", sorted(SETS))
 @pytest.mark.parametrize("judge", sorted(FIELDS))
-def test_rows_are_valid_records_with_the_judges_fields(judge: str) -> None:
-    rows = load(judge)
-    assert len(rows) >= MIN_ROWS.get(judge, ROWS_PER_JUDGE)
+def test_rows_are_valid_records_with_the_judges_fields(judge: str, name: str) -> None:
+    _, prefix, min_rows, per_judge = SETS[name]
+    rows = load(judge, name)
+    assert len(rows) >= min_rows.get(judge, per_judge)
     for i, row in enumerate(rows, start=1):
         bare = {k: v for k, v in row.items() if k not in ("labels", "source")}
         record = validate_row(i, bare)
         assert isinstance(record, Record)
-        assert record.request_id == f"plain-{judge}-{i:02d}"
+        assert record.request_id == f"{prefix}-{judge}-{i:02d}"
         assert set(bare) == {"request_id", "request"} | FIELDS[judge], row["request_id"]
-        assert row["source"].startswith("plain "), row["request_id"]
+        assert row["source"].startswith(f"{name} "), row["request_id"]
         if "retrieved_context" in bare:
             assert record.retrieved_context and all(c.doc_uri for c in record.retrieved_context)
 
 
+@pytest.mark.parametrize("name", sorted(SETS))
 @pytest.mark.parametrize("judge", sorted(FIELDS))
-def test_every_row_is_labelled_for_its_judge(judge: str) -> None:
-    for row in load(judge):
+def test_every_row_is_labelled_for_its_judge(judge: str, name: str) -> None:
+    for row in load(judge, name):
         assert set(row["labels"]) == {judge}, row["request_id"]
         labels = labels_of(judge, row)
         assert labels and set(labels) <= {"yes", "no"}, row["request_id"]
@@ -76,16 +88,23 @@ def test_every_row_is_labelled_for_its_judge(judge: str) -> None:
             assert isinstance(row["labels"][judge], str)
 
 
+@pytest.mark.parametrize("name", sorted(SETS))
 @pytest.mark.parametrize("judge", sorted(FIELDS))
-def test_each_file_is_balanced(judge: str) -> None:
-    labels = [label for row in load(judge) for label in labels_of(judge, row)]
+def test_each_file_is_balanced(judge: str, name: str) -> None:
+    labels = [label for row in load(judge, name) for label in labels_of(judge, row)]
     share = labels.count("yes") / len(labels)
     assert 0.4 <= share <= 0.6, f"{judge}: {share:.2f} yes"
 
 
-def test_request_ids_are_unique_across_the_set() -> None:
-    ids = [row["request_id"] for judge in FIELDS for row in load(judge)]
+def test_request_ids_are_unique_across_the_sets() -> None:
+    ids = [row["request_id"] for name in SETS for judge in FIELDS for row in load(judge, name)]
     assert len(ids) == len(set(ids))
+
+
+def test_the_held_out_set_shares_no_request_with_the_first() -> None:
+    first = {row["request"] for judge in FIELDS for row in load(judge)}
+    held = {row["request"] for judge in FIELDS for row in load(judge, "plain-holdout")}
+    assert not first & held
 
 
 def test_readme_table_matches_the_files() -> None:
