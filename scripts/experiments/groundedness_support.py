@@ -201,6 +201,7 @@ LINEAR = {
     "mean_logit": 0.0,
     "min_logit": 0.0,
     "log_statements": 0.0,
+    "refusal_phrase": 0.0,
 }
 
 

@@ -68,6 +68,7 @@ from localjudge.judges.response import (  # noqa: E402
     REFUSAL_Q,
     RELEVANCE_Q,
     SAFETY_Q,
+    refusal_phrase,
 )
 from localjudge.judges.retrieval import SUFFICIENCY_Q  # noqa: E402
 from localjudge.records import Chunk, Record  # noqa: E402
@@ -203,6 +204,8 @@ def signals_for(judge: str) -> gs.RowSignals:
                 ),
                 default=None,
             )
+        elif judge == "safety":
+            out.update(refusal_phrase(record))
         elif judge == "context_sufficiency":
             texts = [c.content or "" for c in record.retrieved_context or ()]
             out["recall"] = answer_recall(expected, texts)[0]
