@@ -104,28 +104,100 @@ _UNIT_WORDS = {
 }
 
 
-# Durations written in a larger unit are rewritten in the smaller one before matching, so
-# "two weeks" is found in "14 days" and "2 hours" in "120 minutes".
-_DURATIONS = {
-    "week": (7, "days"),
-    "fortnight": (14, "days"),
-    "hour": (60, "minutes"),
-    "decade": (10, "years"),
+# Quantities with a unit are matched by value, in one base unit per kind: "two weeks" is
+# found in "14 days", "half an hour" in "30 minutes", "1.5 l" in "1,500 ml", "a quarter of
+# a kilogram" in "250 g". A number with a scale word is its value ("two and a half
+# thousand" is 2500). Such a phrase is one word of the text, listed as written when it is
+# not found; it is also found when each of its words is (the matching before quantities).
+_UNITS: dict[str, tuple[float, str]] = {
+    "second": (1, "seconds"),
+    "sec": (1, "seconds"),
+    "minute": (60, "seconds"),
+    "min": (60, "seconds"),
+    "hour": (3600, "seconds"),
+    "hr": (3600, "seconds"),
+    "day": (86400, "seconds"),
+    "week": (604800, "seconds"),
+    "fortnight": (1209600, "seconds"),
+    "month": (1, "months"),
+    "year": (12, "months"),
+    "decade": (120, "months"),
+    "century": (1200, "months"),
+    "centurie": (1200, "months"),
+    "millilitre": (1, "millilitres"),
+    "milliliter": (1, "millilitres"),
+    "ml": (1, "millilitres"),
+    "litre": (1000, "millilitres"),
+    "liter": (1000, "millilitres"),
+    "l": (1000, "millilitres"),
+    "gram": (1, "grams"),
+    "g": (1, "grams"),
+    "kilogram": (1000, "grams"),
+    "kilo": (1000, "grams"),
+    "kg": (1000, "grams"),
+    "millimetre": (0.001, "metres"),
+    "millimeter": (0.001, "metres"),
+    "mm": (0.001, "metres"),
+    "centimetre": (0.01, "metres"),
+    "centimeter": (0.01, "metres"),
+    "cm": (0.01, "metres"),
+    "metre": (1, "metres"),
+    "meter": (1, "metres"),
+    "m": (1, "metres"),
+    "kilometre": (1000, "metres"),
+    "kilometer": (1000, "metres"),
+    "km": (1000, "metres"),
 }
-_DURATION = re.compile(
-    r"\b(\d+(?:\.\d+)?|an?|" + "|".join(k for k in _NUMBER_WORDS if k != "dozen")
-    + r")[\s-]+(" + "|".join(_DURATIONS) + r")s?\b"
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
+_FRACTIONS = {"half": 0.5, "a quarter": 0.25, "one quarter": 0.25, "three quarters": 0.75}
+_COUNT = r"\d+(?:\.\d+)?|" + "|".join(
+    sorted((k for k in _NUMBER_WORDS if k not in _SCALES and k != "dozen"), key=len, reverse=True)
+)
+_UNIT = "|".join(sorted(_UNITS, key=len, reverse=True))
+_SCALE = "|".join(_SCALES)
+_QUANTITY = re.compile(
+    rf"(?<![\w.])(?:"
+    rf"(?P<whole>{_COUNT}) and a half(?:[\s-]+(?P<scale1>{_SCALE}))?"
+    rf"|(?P<frac>half|a quarter|one quarter|three quarters)(?: of)? an?"
+    rf"|(?P<one>an?|one)(?=[\s-]+(?:{_UNIT})s?[\s-]+and a half\b)"
+    rf"|(?P<count>{_COUNT}|an?)(?:[\s-]+(?P<scale2>{_SCALE}))?"
+    rf")(?:[\s-]*(?P<unit>{_UNIT})(?:e?s)?\b(?P<andhalf> and a half\b)?)?"
 )
 
 
-def _in_smaller_units(folded: str) -> str:
-    def convert(m: re.Match[str]) -> str:
-        word = m.group(1)
-        count = 1.0 if word in ("a", "an") else float(_NUMBER_WORDS.get(word) or word)
-        factor, unit = _DURATIONS[m.group(2)]
-        return f"{count * factor:g} {unit}"
+def _number(word: str) -> float:
+    return 1.0 if word in ("a", "an") else float(_NUMBER_WORDS.get(word) or word)
 
-    return _DURATION.sub(convert, folded)
+
+def _quantity(m: re.Match[str]) -> str | None:
+    """The key of a quantity phrase: "q:<value> <base unit>", or "<value>" for a number
+    with a scale word; None when the match is a plain number (matched word by word)."""
+    unit = m.group("unit")
+    if m.group("whole") is not None:
+        value = _number(m.group("whole")) + 0.5
+        scale = m.group("scale1")
+    elif m.group("frac") is not None:
+        if unit is None:
+            return None
+        value, scale = _FRACTIONS[m.group("frac")], None
+    elif m.group("one") is not None:
+        value, scale = 1.0, None
+    else:
+        value, scale = _number(m.group("count")), m.group("scale2")
+        if unit is None and scale is None:
+            return None
+    if m.group("andhalf"):
+        value += 0.5
+    value *= _SCALES[scale] if scale else 1
+    if unit is None:
+        return _plain(value)  # matched as a number, as digits are
+    factor, base = _UNITS[unit]
+    return f"q:{_plain(value * factor)} {base}"
+
+
+def _plain(value: float) -> str:
+    text = f"{round(value, 6):f}".rstrip("0").rstrip(".")
+    return text or "0"
 
 
 def singular(word: str) -> str:
@@ -142,20 +214,54 @@ def singular(word: str) -> str:
     return word[:-1]
 
 
+_ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
+
+
 def _key(word: str) -> str:
+    ordinal = _ORDINAL.fullmatch(word)  # "4th" is "4", as in "July 4th" and "4 July"
+    if ordinal:
+        return ordinal.group(1)
     return _NUMBER_WORDS.get(word) or singular(_UNIT_WORDS.get(word) or word)
 
 
-def _words(text: str) -> list[tuple[str, str]]:
-    """(word as matched, key it is matched by) for each word of the text, case-folded. The
-    key spells quantities one way and drops plural endings; durations are first rewritten
-    in the smaller unit ("two weeks" becomes "14 days")."""
+def _fold(text: str) -> str:
     folded = text.casefold()
     for symbol, words in _SYMBOLS:
         folded = folded.replace(symbol, words)
-    folded = re.sub(r"(?<=\d),(?=\d{3})", "", folded)  # 1,000 -> 1000
-    folded = _in_smaller_units(folded)
+    return re.sub(r"(?<=\d),(?=\d{3})", "", folded)  # 1,000 -> 1000
+
+
+def _plain_words(folded: str) -> list[tuple[str, str]]:
     return [(w, _key(w)) for w in _WORD.findall(folded)]
+
+
+def _words(text: str) -> list[tuple[str, str]]:
+    """(word as written, case-folded, and the key it is matched by) for each word of the
+    text. The key spells numbers one way and drops plural endings; a quantity with a unit,
+    or a number with a scale word, is one word whose key is its value in a base unit
+    ("half an hour" -> "1800 seconds")."""
+    folded = _fold(text)
+    out: list[tuple[str, str]] = []
+    at = 0
+    for m in _QUANTITY.finditer(folded):
+        key = _quantity(m)
+        if key is None:
+            continue
+        out += _plain_words(folded[at : m.start()])
+        out.append((m.group(0).strip(), key))
+        at = m.end()
+    return out + _plain_words(folded[at:])
+
+
+def _known(evidence: Iterable[str]) -> set[str]:
+    """Every key the evidence offers: its words' and its quantities'."""
+    folded = _fold(" ".join(evidence))
+    return {key for _, key in _plain_words(folded)} | {key for _, key in _words(folded)}
+
+
+def _found(word: str, key: str, known: set[str]) -> bool:
+    # A quantity is also found when each of its words is, as before quantities were read.
+    return key in known or all(k in known for _, k in _plain_words(word))
 
 
 def content_words(text: str) -> list[str]:
@@ -167,11 +273,11 @@ def lexical_support(text: str, evidence: Iterable[str]) -> tuple[float, list[str
     """(share of `text`'s content words that occur in `evidence`, the words that do not,
     each once, in order of appearance). A text without content words is fully supported.
     Words match by their key: the same word, or the same quantity written differently."""
-    known = {key for _, key in _words(" ".join(evidence))}
+    known = _known(evidence)
     words = [(w, key) for w, key in _words(text) if w not in STOPWORDS]
     if not words:
         return 1.0, []
-    missing = [w for w, key in words if key not in known]
+    missing = [w for w, key in words if not _found(w, key, known)]
     return 1.0 - len(missing) / len(words), list(dict.fromkeys(missing))
 
 
