@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+
 def _guard(fn: Callable[[], int]) -> None:
     """Run a command body; map our errors to one line on stderr and their exit code."""
     try:

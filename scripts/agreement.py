@@ -364,9 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         help="also measure on this labelled JSONL (repeatable); its label keys decide the judges",
     )
-    parser.add_argument(
-        "--sets-only", action="store_true", help="measure on the --set files only"
-    )
+    parser.add_argument("--sets-only", action="store_true", help="measure on the --set files only")
     parser.add_argument("--json", action="store_true")
     parser.add_argument(
         "--write-thresholds",

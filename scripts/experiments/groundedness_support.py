@@ -351,9 +351,7 @@ def analyse(
         t_fit = best_threshold(y_all[fit], predict(w_fit, x_all[fit]))
         halves: dict[str, Any] = {"threshold": round(t_fit, 4)}
         for s in [*sources, None]:
-            rep = np.array(
-                [u["half"] == "report" and s in (None, u["source"]) for u in units]
-            )
+            rep = np.array([u["half"] == "report" and s in (None, u["source"]) for u in units])
             pred = (predict(w_fit, x_all[rep]) >= t_fit).astype(int)
             halves[s or "all"] = {
                 "n": int(rep.sum()),
@@ -400,9 +398,11 @@ def render(report: dict[str, Any]) -> str:
     def cell(v: float, ci: list[float]) -> str:
         return f"{v:.2f} [{ci[0]:.2f},{ci[1]:.2f}]" if ci else f"{v:.2f}"
 
-    head = "| signals | " + " | ".join(
-        f"{g} report half | {g} LOSO | {g} LOSO AUC" for g in groups
-    ) + " |"
+    head = (
+        "| signals | "
+        + " | ".join(f"{g} report half | {g} LOSO | {g} LOSO AUC" for g in groups)
+        + " |"
+    )
     lines = [head, "|---|" + "---|" * (3 * len(groups))]
     for n in names:
         gs_ = report[n]["groups"]
@@ -441,9 +441,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if not args.set or not args.units:
         parser.error("--set and --units are needed to collect")
-    collect(
-        args.set, args.units, args.model, args.threads, per_source=args.per_source
-    )
+    collect(args.set, args.units, args.model, args.threads, per_source=args.per_source)
     return 0
 
 

@@ -63,9 +63,7 @@ def row_requests(record: Record) -> tuple[list[VerdictRequest], list[str]]:
         VerdictRequest(make_prompt([*shared, question(text)]), YES_NO)
         for text in QUESTIONS.values()
     ]
-    reqs.append(
-        VerdictRequest(make_prompt([request_part(record), question(REQUEST_Q)]), YES_NO)
-    )
+    reqs.append(VerdictRequest(make_prompt([request_part(record), question(REQUEST_Q)]), YES_NO))
     return reqs, [*QUESTIONS, "req_harmful"]
 
 
@@ -82,7 +80,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--per-source", type=int, help="only the first N rows of each source")
     args = parser.parse_args(argv)
     gs.collect(
-        args.set, args.units, args.model, args.threads, "safety", row_requests, signals,
+        args.set,
+        args.units,
+        args.model,
+        args.threads,
+        "safety",
+        row_requests,
+        signals,
         args.per_source,
     )
     return 0

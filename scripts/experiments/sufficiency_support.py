@@ -106,8 +106,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--per-source", type=int, help="only the first N rows of each source")
     args = parser.parse_args(argv)
     gs.collect(
-        args.set, args.units, args.model, args.threads, "context_sufficiency",
-        row_requests, signals, args.per_source,
+        args.set,
+        args.units,
+        args.model,
+        args.threads,
+        "context_sufficiency",
+        row_requests,
+        signals,
+        args.per_source,
     )
     return 0
 
