@@ -301,6 +301,22 @@ def answer_recall(expected: str, passages: Iterable[str]) -> tuple[float | None,
     return lexical_support(" ".join(words), passages)
 
 
+# An expected answer may list the answers it accepts, separated by " / " ("Gary Lewis & the
+# Playboys / Gary Lewis and The Playboys"): any one of them will do.
+ALTERNATIVES = " / "
+
+
+def best_answer_recall(expected: str, evidence: Iterable[str]) -> tuple[float | None, list[str]]:
+    """answer_recall of the best of the accepted answers that `expected` lists (ALTERNATIVES
+    between them); of `expected` itself when it lists one."""
+    texts = list(evidence)
+    results = [answer_recall(a, texts) for a in expected.split(ALTERNATIVES) if a.strip()]
+    known = [r for r in results if r[0] is not None]
+    if not known:
+        return None, []
+    return max(known, key=lambda r: r[0] or 0.0)
+
+
 # Key terms: the words whose change turns a faithful claim into a false one while leaving
 # nearly every other word in place (SummEdits' entity and number edits, a changed date or
 # name). Numbers are runs of digits ("1,200" and "1200" are one number); names are words

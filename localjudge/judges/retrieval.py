@@ -39,7 +39,7 @@ from localjudge.judges.base import (
     score_fields,
 )
 from localjudge.judges.kinds import ChunkJudge, RowJudge
-from localjudge.judges.lexical import answer_recall, listed
+from localjudge.judges.lexical import best_answer_recall, listed
 from localjudge.records import Chunk, Record
 
 CHUNK_RELEVANCE_Q = "Is passage {n} relevant to the request? Answer yes or no."
@@ -79,7 +79,7 @@ class SufficiencyJudge(RowJudge):
         self, record: Record, verdicts: Sequence[Verdict], options: JudgeOptions
     ) -> dict[str, Any]:
         (verdict,) = verdicts
-        recall, not_found = answer_recall(
+        recall, not_found = best_answer_recall(
             record.expected_text() or "", [c.content or "" for c in record.retrieved_context or ()]
         )
         model_p = verdict.probabilities.get("yes") if verdict.label is not None else None
