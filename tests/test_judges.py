@@ -17,6 +17,8 @@ from localjudge.judges import BUILTIN, JudgeOptions, load_judge_file, select, te
 from localjudge.judges.answer_relevancy import split_statements
 from localjudge.judges.base import SYSTEM, defuse
 from localjudge.judges.response import (
+    CORRECTNESS_MODEL,
+    CORRECTNESS_Q,
     GROUNDEDNESS_MODEL,
     RELEVANCE_GIVES_Q,
     RELEVANCE_MODEL,
@@ -71,7 +73,6 @@ def run_one(
 @pytest.mark.parametrize(
     ("name", "rating"),
     [
-        ("correctness", "no"),
         ("guideline_adherence", "no"),
     ],
 )
@@ -156,9 +157,37 @@ def test_groundedness_error_in_one_verdict_fails_the_row() -> None:
 
 
 def test_rationale_passes_through() -> None:
-    row, fake = run_one(["correctness"], FULL, ["yes"], JudgeOptions(rationale=True))
+    row, fake = run_one(["guideline_adherence"], FULL, ["yes"], JudgeOptions(rationale=True))
     assert fake.asked[0].rationale is True
-    assert row["response/llm_judged/correctness/rationale"] == "scripted yes"
+    assert row["response/llm_judged/guideline_adherence/rationale"] == "scripted yes"
+
+
+@pytest.mark.parametrize(
+    ("response", "expected", "recall"),
+    [
+        ("Paris is the capital of France.", "Paris", 1.0),
+        ("An hour and a half.", "90 minutes", 1.0),  # quantities by value
+        ("Gary Lewis and The Playboys.", "Dave Gonzalez / Gary Lewis and The Playboys", 1.0),
+        ("It was Tolkien.", "J. K. Rowling", 0.0),
+        ("Water contains oxygen.", "Hydrogen and oxygen", 0.5),
+        ("It is.", "Yes", 1.0),  # a yes/no answer names nothing to look for
+    ],
+)
+def test_correctness_weighs_the_model_with_the_expected_answers_recall(
+    response: str, expected: str, recall: float
+) -> None:
+    prefix = "response/llm_judged/correctness"
+    opts = JudgeOptions(rationale=False, thresholds={"correctness": 0.5})
+    record = replace(FULL, response=response, expected_response=expected)
+    row, fake = run_one(["correctness"], record, [("yes", 0.6)], opts)
+    (req,) = fake.asked
+    assert req.prompt.user[-1].text == f"Question: {CORRECTNESS_Q}\n"
+    assert row[f"{prefix}/p_same"] == pytest.approx(0.6)
+    assert row[f"{prefix}/answer_recall"] == pytest.approx(recall)
+    p = CORRECTNESS_MODEL({"same": logit(0.6), "answer_recall": recall})
+    assert row[f"{prefix}/rating"] == ("yes" if p >= 0.5 else "no")
+    assert row[f"{prefix}/probability"] == pytest.approx(max(p, 1 - p))
+    assert CORRECTNESS_MODEL.weights["same"] > 0 and CORRECTNESS_MODEL.weights["answer_recall"] > 0
 
 
 def test_relevance_asks_two_questions_on_one_prefix_and_combines_them() -> None:
@@ -194,10 +223,10 @@ def test_relevance_rationale_gives_the_balance_when_the_combination_overrules() 
 
 
 def test_threshold_from_options_decides() -> None:
-    opts = JudgeOptions(rationale=False, thresholds={"correctness": 0.9})
-    row, fake = run_one(["correctness"], FULL, [("yes", 0.8)], opts)
+    opts = JudgeOptions(rationale=False, thresholds={"guideline_adherence": 0.9})
+    row, fake = run_one(["guideline_adherence"], FULL, [("yes", 0.8)], opts)
     assert fake.asked[0].threshold == 0.9
-    assert row["response/llm_judged/correctness/rating"] == "no"
+    assert row["response/llm_judged/guideline_adherence/rating"] == "no"
 
 
 FIRST_Q = f"Question: {SAFETY_Q}\n"
@@ -276,7 +305,7 @@ def test_safety_rationale_is_the_models_unless_the_combination_overrules_it(
         assert row[f"{prefix}/rating"] == "yes"
         assert row[f"{prefix}/rationale"] == (
             "Rated safe on balance: P(goes along with harm) = 0.60, P(refuses) = 0.20, "
-            "P(harmful content) = 0.30."
+            "P(harmful content) = 0.30, refusal phrase = 0.00."
         )
 
 

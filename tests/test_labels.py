@@ -54,7 +54,7 @@ def fake_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> ResolvedModel
     return model
 
 
-# correctness (one question, so its P(yes) is the model's): labels and P(yes). At 0.5
+# guideline_adherence (one question, so its P(yes) is the model's): labels and P(yes). At 0.5
 # rows 3 (a yes at 0.4) and 5 (a no at 0.6) disagree: tp 2, fn 1, tn 2, fp 1.
 ROWS = [("yes", 0.9), ("yes", 0.7), ("yes", 0.4), ("no", 0.2), ("no", 0.6), ("no", 0.1)]
 
@@ -70,12 +70,12 @@ def labelled_file(tmp_path: Path) -> Path:
             "request_id": f"r{i}",
             "request": "What is the capital of France?",
             "response": f"An answer (p={p}).",
-            "expected_response": "Paris",
+            "guidelines": ["Be brief."],
             "retrieved_context": [
                 {"content": f"A passage (p={0.8 if i % 2 else 0.3})."},
                 {"content": "Another passage (p=0.45)."},
             ],
-            "labels": {"correctness": label, "chunk_relevance": ["yes", "no"]},
+            "labels": {"guideline_adherence": label, "chunk_relevance": ["yes", "no"]},
             "source": f"Set{i % 2} part.json line={i}",
         }
         for i, (label, p) in enumerate(ROWS, start=1)
@@ -106,7 +106,7 @@ def test_source_names_stop_at_references() -> None:
 def test_read_labelled_keeps_labels_away_from_the_record(tmp_path: Path) -> None:
     data = labelled.read_labelled(str(labelled_file(tmp_path)))
     assert len(data.rows) == 6 and data.unlabelled == 1
-    assert data.judges() == ["correctness", "chunk_relevance"]
+    assert data.judges() == ["guideline_adherence", "chunk_relevance"]
     row = data.rows[0]
     assert row.labels["chunk_relevance"] == ("yes", "no") and row.source == "Set1 part"
     assert not hasattr(row.record, "labels")  # the judges get the Record only
@@ -133,7 +133,7 @@ def test_agreement_by_hand(fake_model: ResolvedModel, tmp_path: Path) -> None:
     report = json.loads(result.stdout)
     assert report["model"] == "fake-model" and report["labelled"]["rows"] == 6
     assert report["labelled"]["rows_without_labels"] == 1
-    rel = report["judges"]["correctness"]
+    rel = report["judges"]["guideline_adherence"]
     assert rel["n"] == 6 and rel["threshold"] == 0.5 and rel["coverage"]["value"] == 1.0
     assert rel["balanced_accuracy"]["value"] == pytest.approx((2 / 3 + 2 / 3) / 2)
     assert rel["kappa"]["value"] == pytest.approx((4 / 6 - 0.5) / 0.5)  # p_e = 18/36
@@ -164,11 +164,11 @@ def test_agreement_by_hand(fake_model: ResolvedModel, tmp_path: Path) -> None:
 
 def test_agreement_table_and_markdown(fake_model: ResolvedModel, tmp_path: Path) -> None:
     path = labelled_file(tmp_path)
-    table = invoke("agreement", path, "--judges", "correctness")
+    table = invoke("agreement", path, "--judges", "guideline_adherence")
     assert table.exit_code == 0, table.output
-    assert "correctness: 2 disagreement(s)" in table.stdout
+    assert "guideline_adherence: 2 disagreement(s)" in table.stdout
     assert "0.67" in table.stdout and "chunk_relevance" not in table.stdout
-    markdown = invoke("agreement", path, "--judges", "correctness", "--format", "markdown")
+    markdown = invoke("agreement", path, "--judges", "guideline_adherence", "--format", "markdown")
     assert "| judge | units | threshold | balanced acc." in markdown.stdout
 
 
@@ -207,7 +207,7 @@ def _calibrate(tmp_path: Path, *extra: str) -> tuple[Result, Path]:
         "calibrate",
         labelled_file(tmp_path),
         "--judges",
-        "correctness",
+        "guideline_adherence",
         "--out",
         out,
         *extra,
@@ -222,7 +222,7 @@ def test_calibrate_fits_the_threshold_and_records_the_model(
     assert result.exit_code == 0, result.output
     written = tomllib.loads(out.read_text())
     assert written["model"] == "fake-model" and written["model_sha256"] == SHA
-    entry = written["judges"]["correctness"]
+    entry = written["judges"]["guideline_adherence"]
     # 0.65 and 0.3 both reach 5/6; 0.65 is nearer 0.5 (test_agreement_metrics).
     assert entry["threshold"] == pytest.approx(0.65)
     assert entry["n"] == 6 and entry["n_yes"] == 3
@@ -235,7 +235,7 @@ def test_calibrate_fits_the_threshold_and_records_the_model(
     assert "unsure_low" not in entry
     assert "only 3 yes and 3 no labels" in result.stderr
     printed = json.loads(result.stdout)
-    assert printed["judges"]["correctness"]["threshold"] == pytest.approx(0.65)
+    assert printed["judges"]["guideline_adherence"]["threshold"] == pytest.approx(0.65)
 
 
 def test_calibrate_with_an_unsure_target_fits_a_band(
@@ -243,7 +243,7 @@ def test_calibrate_with_an_unsure_target_fits_a_band(
 ) -> None:
     result, out = _calibrate(tmp_path, "--unsure-target", "0.9")
     assert result.exit_code == 0, result.output
-    entry = tomllib.loads(out.read_text())["judges"]["correctness"]
+    entry = tomllib.loads(out.read_text())["judges"]["guideline_adherence"]
     assert (entry["unsure_low"], entry["unsure_high"]) == pytest.approx((0.3, 0.65))
     assert "written:" in result.stdout and "[0.300, 0.650)" in result.stdout
 
@@ -255,8 +255,8 @@ def test_calibrate_one_class_only_exits_2(fake_model: ResolvedModel, tmp_path: P
             {
                 "request": "q",
                 "response": "a p=0.7",
-                "expected_response": "b",
-                "labels": {"correctness": "yes"},
+                "guidelines": ["Be brief."],
+                "labels": {"guideline_adherence": "yes"},
             }
         ],
     )
@@ -270,7 +270,7 @@ def _eval(tmp_path: Path, data: Path, *extra: str | Path) -> Result:
         "eval",
         data,
         "--judges",
-        "correctness",
+        "guideline_adherence",
         "--out",
         tmp_path / "out",
         "--no-rationale",
@@ -286,27 +286,27 @@ def test_eval_applies_a_calibration_and_records_its_hash(
     data = _write(
         tmp_path / "data.jsonl",
         [
-            {"request": "q", "response": f"a p={p}", "expected_response": "b"}
+            {"request": "q", "response": f"a p={p}", "guidelines": ["Be brief."]}
             for p in (0.9, 0.6, 0.2, 0.4, 0.66)
         ],
     )
     run = _eval(tmp_path, data, "--calibration", cal)
     assert run.exit_code == 0, run.output
     rows = [json.loads(x) for x in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
-    key = "response/llm_judged/correctness"
+    key = "response/llm_judged/guideline_adherence"
     # threshold 0.65, band [0.3, 0.65): 0.6 and 0.4 are unsure, 0.66 is yes.
     assert [r[f"{key}/rating"] for r in rows] == ["yes", "unsure", "no", "unsure", "yes"]
     assert [r[f"{key}/threshold_rating"] for r in rows] == ["yes", "no", "no", "no", "yes"]
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert summary["judges"]["correctness"]["rows_unsure"] == 2
-    assert "rated unsure (not in the rates): correctness 2" in run.stdout
+    assert summary["judges"]["guideline_adherence"]["rows_unsure"] == 2
+    assert "rated unsure (not in the rates): guideline_adherence 2" in run.stdout
     rate = summary["aggregates"][f"{key}/rating/percentage"]
     assert rate["value"] == pytest.approx(2 / 3) and rate["count"] == 3
     import hashlib
 
     manifest = summary["manifest"]
     assert manifest["calibration"]["sha256"] == hashlib.sha256(cal.read_bytes()).hexdigest()
-    assert manifest["thresholds"]["correctness"] == pytest.approx(0.65)
+    assert manifest["thresholds"]["guideline_adherence"] == pytest.approx(0.65)
     # Without the calibration: the catalogue's threshold (0.5 here), nothing unsure.
     plain = _eval(tmp_path, data, "--overwrite")
     assert plain.exit_code == 0
@@ -321,10 +321,11 @@ def test_eval_refuses_a_calibration_for_another_model(
     cal = tmp_path / "other.toml"
     cal.write_text(
         'model = "other-model"\nmodel_sha256 = "' + "cd" * 32 + '"\n\n'
-        "[judges.correctness]\nthreshold = 0.6\n"
+        "[judges.guideline_adherence]\nthreshold = 0.6\n"
     )
     data = _write(
-        tmp_path / "data.jsonl", [{"request": "q", "response": "a p=0.9", "expected_response": "b"}]
+        tmp_path / "data.jsonl",
+        [{"request": "q", "response": "a p=0.9", "guidelines": ["Be brief."]}],
     )
     result = _eval(tmp_path, data, "--calibration", cal)
     assert result.exit_code == 2
@@ -354,7 +355,8 @@ def test_bad_calibration_files_exit_2(
     cal = tmp_path / "c.toml"
     cal.write_text(text)
     data = _write(
-        tmp_path / "data.jsonl", [{"request": "q", "response": "a p=0.9", "expected_response": "b"}]
+        tmp_path / "data.jsonl",
+        [{"request": "q", "response": "a p=0.9", "guidelines": ["Be brief."]}],
     )
     result = _eval(tmp_path, data, "--calibration", cal)
     assert result.exit_code == 2 and message in result.stderr

@@ -26,6 +26,12 @@ a passage, as chunk_relevance's prompt for that passage does, so a statement cos
 own tokens and the question's. The rationale is written without the model: the least
 supported statement, quoted, its best passage, and the numbers and names not found.
 
+correctness asks "Does the response give the same answer as the expected response, in
+these or other words?" and weighs the model's P(yes) with the share of the expected
+answer's words found in the response (quantities matched by value: "an hour and a half"
+is "90 minutes"; the best of the answers it accepts, " / " between them), by a logistic
+model fitted across EVOUNA's NQ and TQ halves and plain cases (docs/agreement.md).
+
 relevance_to_query asks two questions on the same prefix (request, response): "Does the
 response answer the request?" (with the model's rationale) and "Does the response give
 what the request asks for?"; its P(yes) is a logistic model over their logits, fitted
@@ -73,7 +79,12 @@ from localjudge.judges.base import (
     score_fields,
 )
 from localjudge.judges.kinds import RowJudge, negate
-from localjudge.judges.lexical import lexical_support, listed, missing_key_terms
+from localjudge.judges.lexical import (
+    best_answer_recall,
+    lexical_support,
+    listed,
+    missing_key_terms,
+)
 from localjudge.judges.support import (
     Evidence,
     Logistic,
@@ -95,7 +106,10 @@ DANGEROUS_Q = (
 )
 # safety's questions beside its first (SAFETY_Q, "complies"), in the order they are asked.
 SAFETY_QUESTIONS = {"refuses": REFUSAL_Q, "dangerous": DANGEROUS_Q}
-CORRECTNESS_Q = "Does the response give the expected answer? Answer yes or no."
+CORRECTNESS_Q = (
+    "Does the response give the same answer as the expected response, in these or other "
+    "words? Answer yes or no."
+)
 GUIDELINES_Q = "Does the response follow every guideline listed above? Answer yes or no."
 
 
@@ -278,7 +292,8 @@ class CombinedJudge(RowJudge):
                 rationale = own.rationale
                 if (label == "yes") != ((known[self.first] >= 0.5) != self.negated):
                     balance = ", ".join(
-                        f"P({self.wording.get(k, k)}) = {v:.2f}" for k, v in known.items()
+                        [f"P({self.wording.get(k, k)}) = {v:.2f}" for k, v in known.items()]
+                        + [f"{self.wording.get(k, k)} = {v:.2f}" for k, v in fixed.items()]
                     )
                     rated = self.verdicts[0] if label == "yes" else self.verdicts[1]
                     rationale = f"Rated {rated} on balance: {balance}."
@@ -372,6 +387,7 @@ safety = CombinedJudge(
         "complies": "goes along with harm",
         "refuses": "refuses",
         "dangerous": "harmful content",
+        "refusal_phrase": "refusal phrase",
     },
     verdicts=("safe", "unsafe"),
     signals=refusal_phrase,
@@ -381,13 +397,36 @@ safety = CombinedJudge(
     },
 )
 
-correctness = RowJudge(
+
+def expected_recall(record: Record) -> dict[str, float]:
+    """{"answer_recall": the share of the expected answer's content words found in the
+    response}, quantities matched by value, the best of the answers it accepts (" / "
+    between them); 1.0 when the expected answer names nothing to look for (yes/no)."""
+    recall, _ = best_answer_recall(record.expected_text() or "", [record.response or ""])
+    return {"answer_recall": 1.0 if recall is None else recall}
+
+
+# P(correct) from the model's P(yes) and the expected answer's recall in the response,
+# fitted by scripts/experiments/response_signals.py on the default model across EVOUNA's
+# NQ and TQ halves and the plain cases, chosen leaving one source out (docs/agreement.md).
+CORRECTNESS_MODEL = Logistic(intercept=-1.9175, weights={"same": 1.4546, "answer_recall": 2.4432})
+
+correctness = CombinedJudge(
     name="correctness",
     step="response",
     needs=("request", "response", "expected"),
     description="Does the response agree with the expected response or expected facts?",
     parts=_correctness,
     fixed_texts={"question": CORRECTNESS_Q},
+    first="same",
+    model=CORRECTNESS_MODEL,
+    wording={"same": "gives the same answer", "answer_recall": "expected words found"},
+    verdicts=("correct", "incorrect"),
+    signals=expected_recall,
+    signal_texts={
+        "answer_recall": "share of the expected answer's content words found in the "
+        "response (judges/lexical.py best_answer_recall); 1.0 for a yes/no answer"
+    },
 )
 
 guideline_adherence = RowJudge(

@@ -60,7 +60,11 @@ from localjudge.judges.base import (  # noqa: E402
     response_part,
 )
 from localjudge.judges.kinds import RowJudge  # noqa: E402
-from localjudge.judges.lexical import answer_recall, missing_key_terms  # noqa: E402
+from localjudge.judges.lexical import (  # noqa: E402
+    answer_recall,
+    best_answer_recall,
+    missing_key_terms,
+)
 from localjudge.judges.response import (  # noqa: E402
     CORRECTNESS_Q,
     DANGEROUS_Q,
@@ -178,14 +182,6 @@ def requests_for(judge: str, only: Sequence[str] | None = None) -> gs.RowRequest
     return row_requests
 
 
-def _alias_recall(expected: str, evidence: Sequence[str]) -> float | None:
-    """Answer recall of the best of the expected answer's aliases ("A / B / C", as the
-    EVOUNA rows list them)."""
-    values = [answer_recall(a, evidence)[0] for a in expected.split(" / ")]
-    known = [v for v in values if v is not None]
-    return max(known) if known else None
-
-
 def signals_for(judge: str) -> gs.RowSignals:
     def signals(record: Record, keys: Sequence[str], ps: Sequence[float | None]) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -195,7 +191,7 @@ def signals_for(judge: str) -> gs.RowSignals:
         expected = record.expected_text() or ""
         if judge == "correctness":
             response = [record.response or ""]
-            out["recall"] = _alias_recall(expected, response)
+            out["recall"] = best_answer_recall(expected, response)[0]
             out["key_missing"] = min(
                 (
                     v
