@@ -1,5 +1,6 @@
-"""The plain-cases sets (issue 13.2, tests/data/plain/ and the held-out
-tests/data/plain-holdout/): short hand-labelled RAG rows, one file per LLM judge.
+"""The plain-cases sets (issue 13.2, tests/data/plain/, and the held-out
+tests/data/plain-holdout/ and plain-holdout-2/): short hand-labelled RAG rows, one file per
+LLM judge.
 
 Checks the set is well formed, not how a model rates it (that is measured by
 scripts/agreement.py and reported in docs/): every row is read by localjudge's own
@@ -26,6 +27,12 @@ SETS = {
     "plain-holdout": (
         REPO / "tests" / "data" / "plain-holdout",
         "holdout",
+        {"chunk_relevance": 8},
+        12,
+    ),
+    "plain-holdout-2": (
+        REPO / "tests" / "data" / "plain-holdout-2",
+        "holdout2",
         {"chunk_relevance": 8},
         12,
     ),
@@ -101,10 +108,12 @@ def test_request_ids_are_unique_across_the_sets() -> None:
     assert len(ids) == len(set(ids))
 
 
-def test_the_held_out_set_shares_no_request_with_the_first() -> None:
-    first = {row["request"] for judge in FIELDS for row in load(judge)}
-    held = {row["request"] for judge in FIELDS for row in load(judge, "plain-holdout")}
-    assert not first & held
+def test_the_sets_share_no_request() -> None:
+    seen: set[str] = set()
+    for name in SETS:
+        requests = {row["request"] for judge in FIELDS for row in load(judge, name)}
+        assert not seen & requests, name
+        seen |= requests
 
 
 def test_readme_table_matches_the_files() -> None:
