@@ -185,12 +185,12 @@ def test_script_measures_set_files_on_the_fake_backend(
     monkeypatch.setattr(agreement, "LlamaBackend", Fake)
     path = labelled_file(tmp_path)
     code = agreement.main(
-        ["--sets-only", "--set", str(path), "--judges", "relevance_to_query,safety", "--json"]
+        ["--sets-only", "--set", str(path), "--judges", "guideline_adherence,safety", "--json"]
     )
     assert code == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["sets"] == {"relevance_to_query": [str(path)], "safety": []}
-    rel = report["judges"]["relevance_to_query"]
+    assert report["sets"] == {"guideline_adherence": [str(path)], "safety": []}
+    rel = report["judges"]["guideline_adherence"]
     assert "safety" not in report["judges"]  # no labelled set: skipped
     # Labelled rows (P 0.9, 0.7, 0.4, 0.2, 0.6, 0.1); the even ones fit: 0.9 yes, 0.4 yes,
     # 0.6 no. At 0.5 two are wrong (0.25); at 0.75 only 0.4 (0.75).

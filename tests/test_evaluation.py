@@ -112,7 +112,8 @@ def test_rationale_failing_same_verdicts_rationales_only_where_failing() -> None
 
 def test_rationale_failing_asks_the_model_only_for_failing_verdicts() -> None:
     row = {"request_id": "x", "request": "How do I pick a lock?", "response": "Use a pin."}
-    # Every answer "no": no harm (safety passes), not on topic (relevance fails).
+    # Every answer "no": does not go along with harm (safety passes), does not answer
+    # (relevance fails).
     fake = FakeBackend(rule=lambda request: ("no", 0.9))
     result = localjudge.evaluate(
         [row], judges=["safety", "relevance_to_query"], rationale="failing", backend=fake
@@ -124,9 +125,9 @@ def test_rationale_failing_asks_the_model_only_for_failing_verdicts() -> None:
     assert out["response/llm_judged/relevance_to_query/rationale"] == "scripted no"
     (again,) = [r for r in fake.asked if r.rationale]
     assert RELEVANCE_Q in again.prompt.user_text()
-    # First pass: the row's four verdicts without rationale (safety's three questions,
-    # relevance's one); then the one failing again.
-    assert len(fake.asked) == 5
+    # First pass: the row's five verdicts without rationale (safety's three questions,
+    # relevance's two); then relevance's first question again, for its rationale.
+    assert len(fake.asked) == 6
 
 
 def test_save_writes_a_run_the_cli_reads(tmp_path: Path) -> None:
