@@ -148,6 +148,12 @@ def test_durations_match_in_the_smaller_unit() -> None:
         ("Two thousand people", "2000 people came."),
         ("90", "The match lasts 90 minutes."),  # a bare number is still found by its words
         ("4 July 1776", "It was adopted on July 4th, 1776."),
+        ("23 kg", "one bag of up to twenty-three kilograms"),
+        ("1 h 15 min.", "The ride takes 75 minutes."),
+        ("2 hours and 30 minutes", "150 minutes"),
+        ("April 15, 2025.", "Returns are due on 2025-04-15."),
+        ("15th of April 2025", "due April 15, 2025"),
+        ("Once a month.", "The club meets on the first Thursday of every month."),
     ],
 )
 def test_quantities_match_by_value_in_one_unit(expected: str, passage: str) -> None:
@@ -160,6 +166,8 @@ def test_quantities_match_by_value_in_one_unit(expected: str, passage: str) -> N
         ("Half an hour.", "The crossing takes 45 minutes."),
         ("Half a litre.", "Add 250 ml of water."),
         ("$2,500", "up to two thousand dollars"),
+        ("April 15, 2025.", "Returns are due on 2025-04-16."),
+        ("1 h 15 min.", "The ride takes 70 minutes."),
     ],
 )
 def test_a_different_value_is_not_found(expected: str, passage: str) -> None:

@@ -116,6 +116,7 @@ _UNITS: dict[str, tuple[float, str]] = {
     "min": (60, "seconds"),
     "hour": (3600, "seconds"),
     "hr": (3600, "seconds"),
+    "h": (3600, "seconds"),
     "day": (86400, "seconds"),
     "week": (604800, "seconds"),
     "fortnight": (1209600, "seconds"),
@@ -224,11 +225,65 @@ def _key(word: str) -> str:
     return _NUMBER_WORDS.get(word) or singular(_UNIT_WORDS.get(word) or word)
 
 
+_TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+_ONES = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+_COMPOUND = re.compile(rf"\b({'|'.join(_TENS)})[\s-]({'|'.join(_ONES)})\b")
+
+
 def _fold(text: str) -> str:
     folded = text.casefold()
     for symbol, words in _SYMBOLS:
         folded = folded.replace(symbol, words)
-    return re.sub(r"(?<=\d),(?=\d{3})", "", folded)  # 1,000 -> 1000
+    folded = re.sub(r"(?<=\d),(?=\d{3})", "", folded)  # 1,000 -> 1000
+    # "twenty-three" -> "23"
+    return _COMPOUND.sub(
+        lambda m: str(int(_NUMBER_WORDS[m.group(1)]) + int(_NUMBER_WORDS[m.group(2)])), folded
+    )
+
+
+# Full dates are one word whose key is the date, however it is written: "15 April 2025",
+# "April 15th, 2025", "2025-04-15".
+_MONTHS = {
+    m: i
+    for i, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for m in names
+}
+_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
+_DATE = re.compile(
+    rf"\b(?:(?P<d1>{_DAY})(?: of)? (?P<m1>{_MONTH})\.?,? (?P<y1>\d{{4}})"
+    rf"|(?P<m2>{_MONTH})\.? (?P<d2>{_DAY}),? (?P<y2>\d{{4}})"
+    rf"|(?P<y3>\d{{4}})-(?P<m3>[01]?\d)-(?P<d3>[0-3]?\d))\b"
+)
+
+
+def _date(m: re.Match[str]) -> str:
+    if m.group("y3"):
+        year, month, day = m.group("y3"), int(m.group("m3")), m.group("d3")
+    else:
+        name = m.group("m1") or m.group("m2")
+        year, month, day = (
+            m.group("y1") or m.group("y2"),
+            _MONTHS[name],
+            m.group("d1") or m.group("d2"),
+        )
+    return f"date:{year}-{month:02d}-{int(re.sub(r'[a-z]', '', day)):02d}"
 
 
 def _plain_words(folded: str) -> list[tuple[str, str]]:
@@ -239,18 +294,41 @@ def _words(text: str) -> list[tuple[str, str]]:
     """(word as written, case-folded, and the key it is matched by) for each word of the
     text. The key spells numbers one way and drops plural endings; a quantity with a unit,
     or a number with a scale word, is one word whose key is its value in a base unit
-    ("half an hour" -> "1800 seconds")."""
+    ("half an hour" -> "1800 seconds"; "1 h 15 min" is one quantity, 4500 seconds); a full
+    date is one word whose key is the date."""
     folded = _fold(text)
-    out: list[tuple[str, str]] = []
-    at = 0
+    spans = [(m.start(), m.end(), _date(m)) for m in _DATE.finditer(folded)]
+    taken = [range(a, b) for a, b, _ in spans]
+    quantities: list[tuple[int, int, str]] = []
     for m in _QUANTITY.finditer(folded):
         key = _quantity(m)
-        if key is None:
+        if key is None or any(m.start() in r for r in taken):
             continue
-        out += _plain_words(folded[at : m.start()])
-        out.append((m.group(0).strip(), key))
-        at = m.end()
+        last = quantities[-1] if quantities else None
+        if last and _same_kind(last[2], key) and _JOIN.fullmatch(folded[last[1] : m.start()]):
+            # "1 h 15 min", "2 hours and 30 minutes": one quantity, the sum
+            quantities[-1] = (last[0], m.end(), _sum(last[2], key))
+        else:
+            quantities.append((m.start(), m.end(), key))
+    out: list[tuple[str, str]] = []
+    at = 0
+    for start, end, key in sorted(spans + quantities):
+        out += _plain_words(folded[at:start])
+        out.append((folded[start:end].strip(), key))
+        at = end
     return out + _plain_words(folded[at:])
+
+
+_JOIN = re.compile(r"\s*(?:,|and)?\s*")
+
+
+def _same_kind(a: str, b: str) -> bool:
+    return a.startswith("q:") and b.startswith("q:") and a.split()[-1] == b.split()[-1]
+
+
+def _sum(a: str, b: str) -> str:
+    value = float(a[2:].split()[0]) + float(b[2:].split()[0])
+    return f"q:{_plain(value)} {a.split()[-1]}"
 
 
 def _known(evidence: Iterable[str]) -> set[str]:
@@ -260,8 +338,11 @@ def _known(evidence: Iterable[str]) -> set[str]:
 
 
 def _found(word: str, key: str, known: set[str]) -> bool:
-    # A quantity is also found when each of its words is, as before quantities were read.
-    return key in known or all(k in known for _, k in _plain_words(word))
+    # A quantity or date is also found when each of its content words is, as before they
+    # were read as one ("a month" is found in "every month").
+    return key in known or all(
+        k in known for w, k in _plain_words(word) if w not in STOPWORDS or w == word
+    )
 
 
 def content_words(text: str) -> list[str]:
