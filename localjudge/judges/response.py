@@ -409,7 +409,7 @@ def expected_recall(record: Record) -> dict[str, float]:
 # P(correct) from the model's P(yes) and the expected answer's recall in the response,
 # fitted by scripts/experiments/response_signals.py on the default model across EVOUNA's
 # NQ and TQ halves and the plain cases, chosen leaving one source out (docs/agreement.md).
-CORRECTNESS_MODEL = Logistic(intercept=-1.9175, weights={"same": 1.4546, "answer_recall": 2.4432})
+CORRECTNESS_MODEL = Logistic(intercept=-1.9158, weights={"same": 1.4301, "answer_recall": 2.4549})
 
 correctness = CombinedJudge(
     name="correctness",
