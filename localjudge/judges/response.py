@@ -317,9 +317,9 @@ class CombinedJudge(RowJudge):
 
 # P(relevant) from two questions, fitted by scripts/experiments/response_signals.py on the
 # default model across SemEval-2015 and the plain cases, chosen leaving one source out
-# (docs/agreement.md): "answers the request" alone passes answers to another question on
-# the same subject less often than "on topic" did, and the second wording holds its
-# threshold across sources.
+# (docs/agreement.md): every wording ranks the plain cases well, but each alone wants a
+# different threshold on SemEval's forum answers than on plain ones; the two together,
+# fitted on SemEval alone, still placed the plain cases' threshold right.
 RELEVANCE_MODEL = Logistic(intercept=0.2095, weights={"answers": 0.9367, "gives": 0.6364})
 
 relevance_to_query = CombinedJudge(
