@@ -154,6 +154,8 @@ def test_durations_match_in_the_smaller_unit() -> None:
         ("April 15, 2025.", "Returns are due on 2025-04-15."),
         ("15th of April 2025", "due April 15, 2025"),
         ("Once a month.", "The club meets on the first Thursday of every month."),
+        ("4 July 1776", "It was adopted on the fourth of July, 1776."),
+        ("July 21, 1969", "They landed on July twenty-first 1969."),
     ],
 )
 def test_quantities_match_by_value_in_one_unit(expected: str, passage: str) -> None:

@@ -273,6 +273,35 @@ _DATE = re.compile(
 )
 
 
+_ORDINAL_WORDS = {
+    w: i
+    for i, w in enumerate(
+        [
+            *("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"),
+            *("ninth", "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth"),
+            *("fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth"),
+        ],
+        start=1,
+    )
+}
+_ORDINAL_WORDS.update({f"twenty-{w}": 20 + i for w, i in _ORDINAL_WORDS.items() if i < 10})
+_ORDINAL_WORDS.update({"thirtieth": 30, "thirty-first": 31})
+_ORDINAL_WORD = "|".join(sorted(_ORDINAL_WORDS, key=len, reverse=True))
+# A day written as a word, next to a month: "the fourth of july", "july fourth".
+_DAY_WORD = re.compile(
+    rf"\b(?:({_ORDINAL_WORD})(?= of (?:{_MONTH})\b)|((?:{_MONTH}) )({_ORDINAL_WORD}))\b"
+)
+
+
+def _days_in_digits(folded: str) -> str:
+    def digits(m: re.Match[str]) -> str:
+        if m.group(1):
+            return f"{_ORDINAL_WORDS[m.group(1)]}th"
+        return f"{m.group(2)}{_ORDINAL_WORDS[m.group(3)]}th"
+
+    return _DAY_WORD.sub(digits, folded)
+
+
 def _date(m: re.Match[str]) -> str:
     if m.group("y3"):
         year, month, day = m.group("y3"), int(m.group("m3")), m.group("d3")
@@ -296,7 +325,7 @@ def _words(text: str) -> list[tuple[str, str]]:
     or a number with a scale word, is one word whose key is its value in a base unit
     ("half an hour" -> "1800 seconds"; "1 h 15 min" is one quantity, 4500 seconds); a full
     date is one word whose key is the date."""
-    folded = _fold(text)
+    folded = _days_in_digits(_fold(text))
     spans = [(m.start(), m.end(), _date(m)) for m in _DATE.finditer(folded)]
     taken = [range(a, b) for a, b, _ in spans]
     quantities: list[tuple[int, int, str]] = []
