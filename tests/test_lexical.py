@@ -175,3 +175,11 @@ def test_quantities_match_by_value_in_one_unit(expected: str, passage: str) -> N
 def test_a_different_value_is_not_found(expected: str, passage: str) -> None:
     recall, _ = answer_recall(expected, [passage])
     assert recall is not None and recall < 1.0
+
+
+def test_dates_and_quantities_next_to_each_other_keep_every_word() -> None:
+    words = content_words("It rained 5 mm on 2 May 2024 and 3 mm on May 3, 2024.")
+    assert words == ["rained", "5 mm", "2 may 2024", "3 mm", "may 3, 2024"]
+    # quantities joined by a comma are two quantities, not a sum
+    assert content_words("2 hours, 30 minutes") == ["2 hours", "30 minutes"]
+    assert content_words("2 hours and 30 minutes") == ["2 hours and 30 minutes"]

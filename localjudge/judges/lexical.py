@@ -327,11 +327,10 @@ def _words(text: str) -> list[tuple[str, str]]:
     date is one word whose key is the date."""
     folded = _days_in_digits(_fold(text))
     spans = [(m.start(), m.end(), _date(m)) for m in _DATE.finditer(folded)]
-    taken = [range(a, b) for a, b, _ in spans]
     quantities: list[tuple[int, int, str]] = []
     for m in _QUANTITY.finditer(folded):
         key = _quantity(m)
-        if key is None or any(m.start() in r for r in taken):
+        if key is None or any(m.start() < end and m.end() > start for start, end, _ in spans):
             continue
         last = quantities[-1] if quantities else None
         if last and _same_kind(last[2], key) and _JOIN.fullmatch(folded[last[1] : m.start()]):
@@ -348,7 +347,7 @@ def _words(text: str) -> list[tuple[str, str]]:
     return out + _plain_words(folded[at:])
 
 
-_JOIN = re.compile(r"\s*(?:,|and)?\s*")
+_JOIN = re.compile(r"\s+(?:and\s+)?")
 
 
 def _same_kind(a: str, b: str) -> bool:

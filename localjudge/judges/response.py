@@ -290,7 +290,7 @@ class CombinedJudge(RowJudge):
             if options.rationale:
                 own = negate(verdicts[0]) if self.negated else verdicts[0]
                 rationale = own.rationale
-                if (label == "yes") != ((known[self.first] >= 0.5) != self.negated):
+                if label != own.label:  # the model argued for the other verdict
                     balance = ", ".join(
                         [f"P({self.wording.get(k, k)}) = {v:.2f}" for k, v in known.items()]
                         + [f"{self.wording.get(k, k)} = {v:.2f}" for k, v in fixed.items()]
