@@ -24,11 +24,17 @@ from localjudge.models import ResolvedModel
 
 SHA = "ab" * 32
 P = re.compile(r"p=(0\.\d+)")
+RESPONSE = re.compile(r"<response>(.*?)</response>", re.DOTALL)
 
 
 def _answer(request: VerdictRequest) -> Answer:
-    """P(yes) = the last "p=0.NN" in the prompt (a chunk prompt holds only its chunk)."""
-    p = float(P.findall(request.prompt.user_text())[-1])
+    """P(yes) = the "p=0.NN" in the response when the prompt shows one (guideline_adherence's
+    prompt also shows the passages), else the last in the prompt (a chunk prompt holds only
+    its chunk)."""
+    text = request.prompt.user_text()
+    response = RESPONSE.search(text)
+    found = P.findall(response.group(1) if response else "") or P.findall(text)
+    p = float(found[-1])
     return ("yes", p) if p >= 0.5 else ("no", 1.0 - p)
 
 

@@ -134,3 +134,31 @@ def test_readme_table_matches_the_files() -> None:
 def table_line(judge: str, rows: list[dict[str, Any]], labels: list[str]) -> str:
     units = f" ({len(labels)} chunks)" if judge == "chunk_relevance" else ""
     return f"| {judge}.jsonl | {len(rows)}{units} | {labels.count('yes')} / {labels.count('no')} |"
+
+
+GUIDELINES = REPO / "tests" / "data" / "plain-guidelines" / "guideline_adherence.jsonl"
+
+
+def test_the_guideline_cases_are_valid_labelled_records() -> None:
+    """tests/data/plain-guidelines/: every row a valid record with guidelines and a yes/no
+    label, passages only where a guideline refers to them, ids in order, balanced, and no
+    request shared with the other sets."""
+    rows = [json.loads(line) for line in GUIDELINES.read_text(encoding="utf-8").splitlines()]
+    others = {row["request"] for name in SETS for judge in FIELDS for row in load(judge, name)}
+    for i, row in enumerate(rows, start=1):
+        bare = {k: v for k, v in row.items() if k not in ("labels", "source")}
+        record = validate_row(i, bare)
+        assert record.guidelines, row["request_id"]
+        assert record.request_id == f"plain-guidelines-guideline_adherence-{i:02d}"
+        assert set(bare) - {"retrieved_context"} == {
+            "request_id",
+            "request",
+            "response",
+            "guidelines",
+        }
+        assert ("retrieved_context" in bare) == row["source"].endswith("content-passages")
+        assert row["labels"] == {"guideline_adherence": row["labels"]["guideline_adherence"]}
+        assert row["labels"]["guideline_adherence"] in ("yes", "no")
+        assert row["request"] not in others, row["request_id"]
+    share = sum(row["labels"]["guideline_adherence"] == "yes" for row in rows) / len(rows)
+    assert len(rows) >= 24 and 0.4 <= share <= 0.6

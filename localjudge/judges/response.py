@@ -52,6 +52,14 @@ whether the response starts by refusing in so many words ("I can't help with tha
 verdict each, not the row again. The rationale is the model's own
 for the first question when the verdict agrees with it; otherwise a sentence gives the
 three probabilities.
+
+guideline_adherence checks by rule the guidelines a program can check (a word or sentence
+limit, no all capitals, a bulleted or numbered list, yes or no first: judges/verifiable.py,
+as IFEval checks its "verifiable instructions") and asks the model about the others in one
+question, after the request, the response and the retrieved passages when the row has them
+(a guideline may refer to them: "Do not promise anything the policy does not state"). A
+broken rule rates the row "no" whatever the model says; `guideline_checks` lists each
+guideline, what checked it, and what the rule found.
 """
 
 from __future__ import annotations
@@ -72,6 +80,7 @@ from localjudge.judges.base import (
     expected_part,
     fence,
     make_prompt,
+    passages,
     question,
     request_part,
     response_part,
@@ -93,6 +102,7 @@ from localjudge.judges.support import (
     logit,
     statement_parts,
 )
+from localjudge.judges.verifiable import check
 from localjudge.records import Record
 
 RELEVANCE_Q = "Does the response answer the request? Answer yes or no."
@@ -126,8 +136,18 @@ def _correctness(r: Record) -> list[Part]:
 
 
 def _guidelines(r: Record) -> list[Part]:
-    items = "\n".join(f"- {g}" for g in r.guidelines or ())
-    return [request_part(r), response_part(r), fence("guidelines", items), question(GUIDELINES_Q)]
+    """Request, response, the retrieved passages when the row has them (a guideline may
+    refer to them: "Do not promise anything the policy does not state"), and the guidelines
+    no rule checks (judges/verifiable.py)."""
+    response = r.response or ""
+    items = "\n".join(f"- {g}" for g in r.guidelines or () if check(g, response) is None)
+    return [
+        request_part(r),
+        response_part(r),
+        *passages(r),
+        fence("guidelines", items),
+        question(GUIDELINES_Q),
+    ]
 
 
 # P(grounded) from the statements' best-passage P(yes) (see the module docstring): fitted
@@ -429,11 +449,68 @@ correctness = CombinedJudge(
     },
 )
 
-guideline_adherence = RowJudge(
+
+@dataclass(frozen=True)
+class GuidelineJudge(RowJudge):
+    """guideline_adherence: guidelines a rule can check (a word or sentence limit, no all
+    capitals, a list format, yes or no first: judges/verifiable.py) are checked by that
+    rule; the others are asked of the model in one question, after the request, the
+    response and the passages. The row follows its guidelines when every rule passes and
+    the model says yes; a broken rule rates it "no" (P(yes) = 0) whatever the model says.
+    With every guideline checked by rules, the model is not asked."""
+
+    def requests(self, record: Record, options: JudgeOptions) -> list[VerdictRequest]:
+        response = record.response or ""
+        if all(check(g, response) is not None for g in record.guidelines or ()):
+            return []
+        return super().requests(record, options)
+
+    def fields(
+        self, record: Record, verdicts: Sequence[Verdict], options: JudgeOptions
+    ) -> dict[str, Any]:
+        response = record.response or ""
+        guidelines = list(record.guidelines or ())
+        checks = [check(g, response) for g in guidelines]
+        broken = [c for c in checks if c is not None and not c.followed]
+        model = verdicts[0] if verdicts else None
+        listed_checks = [
+            {
+                "guideline": g,
+                "checked_by": "model" if c is None else c.rule,
+                "followed": None if c is None else c.followed,
+                "detail": None if c is None else c.detail,
+            }
+            for g, c in zip(guidelines, checks, strict=True)
+        ]
+        extra = {f"{self.prefix}/guideline_checks": listed_checks}
+        if broken:
+            why = "; ".join(
+                f'"{_clip(c.guideline, 80)}" is not followed ({c.detail})' for c in broken
+            )
+            rationale = f"Broken by rule: {why}." if options.rationale else None
+            return {**score_fields(self.prefix, 0.0, "no", rationale, None, False), **extra}
+        if model is not None:
+            return {**super().fields(record, verdicts, options), **extra}
+        found = "; ".join(f"{c.detail}" for c in checks if c is not None)
+        rationale = (
+            f"Every guideline checked by rule and followed: {found}." if options.rationale else None
+        )
+        return {**score_fields(self.prefix, 1.0, "yes", rationale, None, False), **extra}
+
+    def templates(self) -> dict[str, str]:
+        return {
+            **super().templates(),
+            "rules": "judges/verifiable.py v1",
+            "layout": "request, response, passages, guidelines no rule checks",
+        }
+
+
+guideline_adherence = GuidelineJudge(
     name="guideline_adherence",
     step="response",
     needs=("request", "response", "guidelines"),
-    description="Does the response follow the row's guidelines?",
+    description="Does the response follow the row's guidelines? "
+    "(word and sentence limits, capitals, list formats and a yes/no start checked by rule)",
     parts=_guidelines,
     fixed_texts={"question": GUIDELINES_Q},
 )
