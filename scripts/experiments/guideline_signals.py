@@ -16,6 +16,12 @@ groundedness_support.py's analysis can compare them:
     breaks         each guideline on its own, "Does the response break the guideline
                    above?"; signal: the most-broken guideline's P(no) (breaks_min)
     follow_nopass  follow without the passages
+    asks           each guideline turned into a question about the response (InFoBench's
+                   decomposed yes/no questions): "Do not give dosages" -> "Does the
+                   response give dosages?" (its "no" is the guideline followed), "Answer
+                   politely" -> "Does the response answer politely?"; a guideline that is
+                   not a plain imperative gets FOLLOW_Q; signal: the least-followed
+                   guideline's P (asks_min)
 
     .venv/bin/python scripts/experiments/guideline_signals.py \
         --set tests/data/plain-guidelines/guideline_adherence.jsonl --units U
@@ -26,6 +32,7 @@ groundedness_support.py's analysis can compare them:
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -54,6 +61,25 @@ FOLLOW_Q = "Does the response follow the guideline above? Answer yes or no."
 BREAKS_Q = "Does the response break the guideline above? Answer yes or no."
 
 
+_PROHIBITION = re.compile(r"^(?:please\s+)?(?:do not|don't|never|avoid)\s+(?P<rest>.+)$", re.I)
+_NOT_IMPERATIVE = re.compile(r"^(?:if|when|unless|the|a|an|all|every|each|it|you|your)\b", re.I)
+
+
+def as_question(guideline: str) -> tuple[str, bool]:
+    """The guideline as a yes/no question about the response, and whether the question
+    asks for the breach (a prohibition: the model's "no" is the guideline followed)."""
+    text = " ".join(guideline.split()).rstrip(".!")
+    m = _PROHIBITION.match(text)
+    if m is not None:
+        rest = m["rest"]
+        if rest.lower().startswith("using "):
+            rest = "use " + rest[6:]
+        return f"Does the response {rest}? Answer yes or no.", True
+    if _NOT_IMPERATIVE.match(text) or not text:
+        return FOLLOW_Q, False
+    return f"Does the response {text[0].lower()}{text[1:]}? Answer yes or no.", False
+
+
 def _listed(record: Record) -> Part:
     return fence("guidelines", "\n".join(f"- {g}" for g in record.guidelines or ()))
 
@@ -72,14 +98,22 @@ def row_requests(record: Record) -> tuple[list[VerdictRequest], list[str]]:
             ("breaks", [*shown, one, question(BREAKS_Q)]),
             ("follow_nopass", [*head, one, question(FOLLOW_Q)]),
         ]
+        text, negated = as_question(g)
+        if text == FOLLOW_Q:
+            prompts.append(("asks_pos", [*shown, one, question(text)]))
+        else:
+            prompts.append(("asks_neg" if negated else "asks_pos", [*shown, question(text)]))
     return [VerdictRequest(make_prompt(p), YES_NO) for _, p in prompts], [k for k, _ in prompts]
 
 
 def signals(record: Record, keys: Sequence[str], ps: Sequence[float | None]) -> dict[str, Any]:
     by: dict[str, list[float]] = {}
+    asks: list[float] = []
     for key, p in zip(keys, ps, strict=True):
         if p is not None:
             by.setdefault(key, []).append(p)
+            if key.startswith("asks_"):
+                asks.append(1.0 - p if key == "asks_neg" else p)
     return {
         "whole": by["whole"][0],
         "whole_nopass": by["whole_nopass"][0],
@@ -90,6 +124,8 @@ def signals(record: Record, keys: Sequence[str], ps: Sequence[float | None]) -> 
         "follow_each": by["follow"],
         "breaks_each": by["breaks"],
         "has_passages": 1.0 if record.retrieved_context else 0.0,
+        "asks_min": min(asks),
+        "asks_each": asks,
     }
 
 
