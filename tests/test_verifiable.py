@@ -97,14 +97,16 @@ def test_a_broken_rule_rates_no_whatever_the_model_says() -> None:
     assert user.index("<passage") < user.index("<guidelines>")
 
 
-def test_rules_followed_leave_the_verdict_to_the_model() -> None:
-    record = Record(
-        line=1,
-        request_id="1",
+def card_question(guidelines: tuple[str, ...]) -> Record:
+    return rec(
         request="Can I pay by card?",
         response="Yes, we take every major card.",
-        guidelines=("Start with yes or no.", "Answer politely."),
+        guidelines=guidelines,
     )
+
+
+def test_rules_followed_leave_the_verdict_to_the_model() -> None:
+    record = card_question(("Start with yes or no.", "Answer politely."))
     row, fake = run_one(["guideline_adherence"], record, [("no", 0.7)])
     assert row[f"{PREFIX}/rating"] == "no"
     assert row[f"{PREFIX}/probability"] == 0.7
@@ -113,13 +115,7 @@ def test_rules_followed_leave_the_verdict_to_the_model() -> None:
 
 
 def test_every_guideline_checked_by_rule_asks_no_model() -> None:
-    record = Record(
-        line=1,
-        request_id="1",
-        request="Can I pay by card?",
-        response="Yes, we take every major card.",
-        guidelines=("Start with yes or no.", "Use at most 20 words."),
-    )
+    record = card_question(("Start with yes or no.", "Use at most 20 words."))
     row, fake = run_one(["guideline_adherence"], record, [], JudgeOptions())
     assert fake.asked == []
     assert row[f"{PREFIX}/rating"] == "yes"
