@@ -3,6 +3,8 @@ on the scripted fake backend."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from localjudge.judges import JudgeOptions
@@ -83,14 +85,22 @@ RULED = rec(
 )
 
 
-def test_a_broken_rule_rates_no_whatever_the_model_says() -> None:
-    row, fake = run_one(["guideline_adherence"], RULED, [("yes", 0.9)], JudgeOptions())
+def test_a_broken_rule_rates_no_without_asking_the_model() -> None:
+    row, fake = run_one(["guideline_adherence"], RULED, [], JudgeOptions())
+    assert fake.asked == []
     assert row[f"{PREFIX}/rating"] == "no"
     assert row[f"{PREFIX}/probability"] == 1.0  # P(no): the rule is certain
     assert row[f"{PREFIX}/rationale"].startswith('Broken by rule: "Write one sentence."')
     checks = row[f"{PREFIX}/guideline_checks"]
     assert [c["checked_by"] for c in checks] == ["sentence limit", "no all capitals", "model"]
     assert [c["followed"] for c in checks] == [False, False, None]
+
+
+def test_the_model_is_asked_only_about_guidelines_no_rule_checks() -> None:
+    record = replace(RULED, response="Passwords must be at least 12 characters long.")
+    row, fake = run_one(["guideline_adherence"], record, [("yes", 0.9)], JudgeOptions())
+    assert row[f"{PREFIX}/rating"] == "yes"
+    assert [c["followed"] for c in row[f"{PREFIX}/guideline_checks"]] == [True, True, None]
     # the model is asked only about the guideline no rule checks, after the passages
     user = "".join(p.text for p in fake.asked[0].prompt.user)
     assert "- Be accurate." in user and "Write one sentence" not in user

@@ -58,7 +58,7 @@ limit, no all capitals, a bulleted or numbered list, yes or no first: judges/ver
 as IFEval checks its "verifiable instructions") and asks the model about the others in one
 question, after the request, the response and the retrieved passages when the row has them
 (a guideline may refer to them: "Do not promise anything the policy does not state"). A
-broken rule rates the row "no" whatever the model says; `guideline_checks` lists each
+broken rule rates the row "no" without asking the model; `guideline_checks` lists each
 guideline, what checked it, and what the rule found.
 """
 
@@ -456,13 +456,14 @@ class GuidelineJudge(RowJudge):
     capitals, a list format, yes or no first: judges/verifiable.py) are checked by that
     rule; the others are asked of the model in one question, after the request, the
     response and the passages. The row follows its guidelines when every rule passes and
-    the model says yes; a broken rule rates it "no" (P(yes) = 0) whatever the model says.
-    With every guideline checked by rules, the model is not asked."""
+    the model says yes; a broken rule rates it "no" (P(yes) = 0) and the model is not
+    asked. With every guideline checked by rules, the model is not asked either."""
 
     def requests(self, record: Record, options: JudgeOptions) -> list[VerdictRequest]:
         response = record.response or ""
-        if all(check(g, response) is not None for g in record.guidelines or ()):
-            return []
+        checks = [check(g, response) for g in record.guidelines or ()]
+        if all(c is not None for c in checks) or any(c and not c.followed for c in checks):
+            return []  # decided by rule: every guideline checked, or one broken
         return super().requests(record, options)
 
     def fields(
