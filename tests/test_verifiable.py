@@ -101,10 +101,12 @@ def test_the_model_is_asked_only_about_guidelines_no_rule_checks() -> None:
     row, fake = run_one(["guideline_adherence"], record, [("yes", 0.9)], JudgeOptions())
     assert row[f"{PREFIX}/rating"] == "yes"
     assert [c["followed"] for c in row[f"{PREFIX}/guideline_checks"]] == [True, True, None]
-    # the model is asked only about the guideline no rule checks, after the passages
+    # the model is asked only about the guideline no rule checks, after the passages (which
+    # come before the response, so that the request-and-passages prefix is shared)
     user = "".join(p.text for p in fake.asked[0].prompt.user)
     assert "- Be accurate." in user and "Write one sentence" not in user
-    assert user.index("<passage") < user.index("<guidelines>")
+    assert user.index("<request") < user.index("<passage") < user.index("<response")
+    assert user.index("<response") < user.index("<guidelines>")
 
 
 def card_question(guidelines: tuple[str, ...]) -> Record:

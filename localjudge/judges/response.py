@@ -56,8 +56,8 @@ three probabilities.
 guideline_adherence checks by rule the guidelines a program can check (a word or sentence
 limit, no all capitals, a bulleted or numbered list, yes or no first: judges/verifiable.py,
 as IFEval checks its "verifiable instructions") and asks the model about the others in one
-question, after the request, the response and the retrieved passages when the row has them
-(a guideline may refer to them: "Do not promise anything the policy does not state"). A
+question, after the request, the retrieved passages when the row has them (a guideline may
+refer to them: "Do not promise anything the policy does not state") and the response. A
 broken rule rates the row "no" without asking the model; `guideline_checks` lists each
 guideline, what checked it, and what the rule found.
 """
@@ -136,15 +136,18 @@ def _correctness(r: Record) -> list[Part]:
 
 
 def _guidelines(r: Record) -> list[Part]:
-    """Request, response, the retrieved passages when the row has them (a guideline may
-    refer to them: "Do not promise anything the policy does not state"), and the guidelines
-    no rule checks (judges/verifiable.py)."""
+    """Request, the retrieved passages when the row has them (a guideline may refer to them:
+    "Do not promise anything the policy does not state"), response, and the guidelines no
+    rule checks (judges/verifiable.py). The passages come before the response, as in
+    context_sufficiency's prompt (request, every passage) and groundedness' and
+    chunk_relevance's (request, a passage), so they are not evaluated again: the response
+    and the guidelines are this prompt's own tokens."""
     response = r.response or ""
     items = "\n".join(f"- {g}" for g in r.guidelines or () if check(g, response) is None)
     return [
         request_part(r),
-        response_part(r),
         *passages(r),
+        response_part(r),
         fence("guidelines", items),
         question(GUIDELINES_Q),
     ]
@@ -455,7 +458,7 @@ class GuidelineJudge(RowJudge):
     """guideline_adherence: guidelines a rule can check (a word or sentence limit, no all
     capitals, a list format, yes or no first: judges/verifiable.py) are checked by that
     rule; the others are asked of the model in one question, after the request, the
-    response and the passages. The row follows its guidelines when every rule passes and
+    passages and the response. The row follows its guidelines when every rule passes and
     the model says yes; a broken rule rates it "no" (P(yes) = 0) and the model is not
     asked. With every guideline checked by rules, the model is not asked either."""
 
@@ -502,7 +505,7 @@ class GuidelineJudge(RowJudge):
         return {
             **super().templates(),
             "rules": "judges/verifiable.py v1",
-            "layout": "request, response, passages, guidelines no rule checks",
+            "layout": "request, passages, response, guidelines no rule checks",
         }
 
 
