@@ -52,21 +52,14 @@ from groundedness_support import (  # noqa: E402
     derive,
     features,
     fit_logistic,
+    open_backend,
     predict,
     source_name,
 )
 from groundedness_together import set_path  # noqa: E402
 
-from localjudge.engine.base import VerdictRequest  # noqa: E402
-from localjudge.judges.answer_relevancy import split_statements  # noqa: E402
-from localjudge.judges.base import (  # noqa: E402
-    YES_NO,
-    fence,
-    make_prompt,
-    passage_part,
-    question,
-    request_part,
-)
+from localjudge.judges.response import statements  # noqa: E402
+from localjudge.judges.support import claim_requests, statement_parts  # noqa: E402
 from localjudge.records import Record, validate_row  # noqa: E402
 
 QUESTIONS = {
@@ -102,19 +95,10 @@ def rows(ids: Sequence[Path], plain: Sequence[Path]) -> Iterator[tuple[str, int,
 
 
 def collect(ids: Sequence[Path], plain: Sequence[Path], out_path: Path) -> None:
-    from localjudge.engine.llama import LlamaBackend
-    from localjudge.models import resolve_for_eval
-
     done = set()
     if out_path.exists():
         done = {json.loads(x)["id"] for x in out_path.read_text().splitlines() if x}
-    resolved = resolve_for_eval(None)
-    backend = LlamaBackend(
-        resolved.path,
-        template=resolved.entry.template if resolved.entry else None,
-        n_ctx=4096,
-        threads=2,
-    )
+    backend = open_backend(None, 2)
     with out_path.open("a", encoding="utf-8") as out:
         for uid, i, item, half in rows(ids, plain):
             if uid in done:
@@ -122,17 +106,17 @@ def collect(ids: Sequence[Path], plain: Sequence[Path], out_path: Path) -> None:
             row = {k: v for k, v in item.items() if k not in ("labels", "source")}
             record = validate_row(i + 1, row)
             assert isinstance(record, Record), record
-            chunks = [c for c in record.retrieved_context or () if (c.content or "").strip()]
-            stmts = split_statements(record.response or "") or [(record.response or "").strip()]
-            reqs: list[VerdictRequest] = []
-            keys: list[tuple[str, int]] = []
-            for name, text in QUESTIONS.items():
-                for si, s in enumerate(stmts):
-                    for pi, c in enumerate(chunks):
-                        parts = [request_part(record), passage_part(pi, c)]
-                        parts += [fence("statement", s), question(text)]
-                        reqs.append(VerdictRequest(make_prompt(parts), YES_NO))
-                        keys.append((name, si))
+            chunks = len(record.retrieved_context or ())
+            stmts = statements(record)
+            # the judge's own requests (statements outer, passages inner), once per question
+            reqs = [
+                r
+                for text in QUESTIONS.values()
+                for r in claim_requests(record, statement_parts(stmts), text)
+            ]
+            keys = [
+                (name, si) for name in QUESTIONS for si in range(len(stmts)) for _ in range(chunks)
+            ]
             t0 = time.perf_counter()
             verdicts = backend.judge(reqs)
             best = {name: [0.0] * len(stmts) for name in QUESTIONS}
@@ -143,7 +127,7 @@ def collect(ids: Sequence[Path], plain: Sequence[Path], out_path: Path) -> None:
                 "source": source_name(item),
                 "half": half,
                 "label": 1 if item["labels"]["groundedness"] == "yes" else 0,
-                "passages": len(chunks),
+                "passages": chunks,
                 "statements": stmts,
                 "best": best,
                 "seconds": round(time.perf_counter() - t0, 2),

@@ -118,6 +118,21 @@ def signals(
     return out
 
 
+def open_backend(model: str | None, threads: int) -> Any:
+    """The llama.cpp backend on a catalogued model (None: the default), 4,096 tokens of
+    context, as the experiment scripts run it."""
+    from localjudge.engine.llama import LlamaBackend
+    from localjudge.models import resolve_for_eval
+
+    resolved = resolve_for_eval(model)
+    return LlamaBackend(
+        resolved.path,
+        template=resolved.entry.template if resolved.entry else None,
+        n_ctx=4096,
+        threads=threads,
+    )
+
+
 RowRequests = Callable[[Record], tuple[list[VerdictRequest], list[Any]]]
 RowSignals = Callable[[Record, Sequence[Any], Sequence[float | None]], dict[str, Any]]
 
@@ -135,21 +150,12 @@ def collect(
     """Append one unit per labelled row of `sets` to `units_path` (rows already there are
     skipped): its label for `judge`, half, source, cost, and the signals computed by
     `signals_of` from the verdicts of `requests_of` (one backend call per row)."""
-    from localjudge.engine.llama import LlamaBackend
-    from localjudge.models import resolve_for_eval
-
     requests_of = requests_of or row_requests
     signals_of = signals_of or signals
     done = set()
     if units_path.exists():
         done = {json.loads(line)["id"] for line in units_path.read_text().splitlines() if line}
-    resolved = resolve_for_eval(model)
-    backend = LlamaBackend(
-        resolved.path,
-        template=resolved.entry.template if resolved.entry else None,
-        n_ctx=4096,
-        threads=threads,
-    )
+    backend = open_backend(model, threads)
     with units_path.open("a", encoding="utf-8") as out:
         for path in sets:
             items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]

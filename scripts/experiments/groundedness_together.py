@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts" / "experiments"))
 
-from groundedness_support import QUESTIONS, analyse, render  # noqa: E402
+from groundedness_support import QUESTIONS, analyse, open_backend, render  # noqa: E402
 
 from localjudge.engine.base import VerdictRequest  # noqa: E402
 from localjudge.judges.answer_relevancy import split_statements  # noqa: E402
@@ -79,20 +79,11 @@ def together_requests(record: Record) -> list[VerdictRequest]:
 
 
 def collect(units_in: Path, out_path: Path, model: str | None, threads: int) -> None:
-    from localjudge.engine.llama import LlamaBackend
-    from localjudge.models import resolve_for_eval
-
     done = set()
     if out_path.exists():
         done = {json.loads(line)["id"] for line in out_path.read_text().splitlines() if line}
     units = [json.loads(line) for line in units_in.read_text().splitlines() if line]
-    resolved = resolve_for_eval(model)
-    backend = LlamaBackend(
-        resolved.path,
-        template=resolved.entry.template if resolved.entry else None,
-        n_ctx=4096,
-        threads=threads,
-    )
+    backend = open_backend(model, threads)
     with out_path.open("a", encoding="utf-8") as out:
         for u in units:
             if u["id"] in done:
