@@ -41,6 +41,8 @@ _WORD = re.compile(r"[^\W_]+")
 # units match their digits ("six" is "6", "thousand" is "1000"), so "100 °C" is found in
 # "100 degrees Celsius" and "six" in "6 players". Listed words keep their own spelling.
 _SYMBOLS = (
+    ("cm\u00b3", " cubic centimetres"),
+    ("m\u00b3", " cubic metres"),
     ("\u00b0c", " degrees celsius"),
     ("\u00b0f", " degrees fahrenheit"),
     ("\u00b0", " degrees"),
@@ -105,11 +107,26 @@ _UNIT_WORDS = {
 
 
 # Quantities with a unit are matched by value, in one base unit per kind: "two weeks" is
-# found in "14 days", "half an hour" in "30 minutes", "1.5 l" in "1,500 ml", "a quarter of
-# a kilogram" in "250 g". A number with a scale word is its value ("two and a half
-# thousand" is 2500). Such a phrase is one word of the text, listed as written when it is
-# not found; it is also found when each of its words is (the matching before quantities).
+# found in "14 days", "half an hour" in "30 minutes", "1.5 l" in "1,500 ml", "1.5 m³" in
+# "1,500 litres", "a quarter of a kilogram" in "250 g", "86 °F" in "30 °C" (temperatures in
+# degrees Celsius, to a tenth of a degree: conversions that are exact, not rounded ones
+# such as 350 °F for 180 °C). A number with a scale word is its value ("two and a half
+# thousand" is 2500). "full" or "whole" before the unit changes nothing ("a full day" is
+# "24 hours"). Such a phrase is one word of the text, listed as written when it is not
+# found; it is also found when each of its words is (the matching before quantities).
+_FAHRENHEIT = ("degrees fahrenheit", "degree fahrenheit", "fahrenheit")
 _UNITS: dict[str, tuple[float, str]] = {
+    "degrees celsius": (1, "celsius"),
+    "degree celsius": (1, "celsius"),
+    "degrees centigrade": (1, "celsius"),
+    "degree centigrade": (1, "celsius"),
+    "celsius": (1, "celsius"),
+    # converted in _quantity: (F - 32) * 5 / 9
+    **{unit: (1, "celsius") for unit in _FAHRENHEIT},
+    "cubic centimetre": (1, "millilitres"),
+    "cubic centimeter": (1, "millilitres"),
+    "cubic metre": (1_000_000, "millilitres"),
+    "cubic meter": (1_000_000, "millilitres"),
     "second": (1, "seconds"),
     "sec": (1, "seconds"),
     "minute": (60, "seconds"),
@@ -157,12 +174,12 @@ _COUNT = r"\d+(?:\.\d+)?|" + "|".join(
 _UNIT = "|".join(sorted(_UNITS, key=len, reverse=True))
 _SCALE = "|".join(_SCALES)
 _QUANTITY = re.compile(
-    rf"(?<![\w.])(?:"
+    rf"(?<![\w.])(?P<minus>-|minus )?(?:"
     rf"(?P<whole>{_COUNT}) and a half(?:[\s-]+(?P<scale1>{_SCALE}))?"
     rf"|(?P<frac>half|a quarter|one quarter|three quarters)(?: of)? an?"
     rf"|(?P<one>an?|one)(?=[\s-]+(?:{_UNIT})s?[\s-]+and a half\b)"
     rf"|(?P<count>{_COUNT}|an?)(?:[\s-]+(?P<scale2>{_SCALE}))?"
-    rf")(?:[\s-]*(?P<unit>{_UNIT})(?:e?s)?\b(?P<andhalf> and a half\b)?)?"
+    rf")(?:[\s-]*(?:(?:full|whole)\s+)?(?P<unit>{_UNIT})(?:e?s)?\b(?P<andhalf> and a half\b)?)?"
 )
 
 
@@ -193,6 +210,10 @@ def _quantity(m: re.Match[str]) -> str | None:
     if unit is None:
         return _plain(value)  # matched as a number, as digits are
     factor, base = _UNITS[unit]
+    if base == "celsius":  # below zero when written so ("-18 °C", "minus 4 degrees")
+        value = -value if m.group("minus") else value
+        celsius = (value - 32) * 5 / 9 if unit in _FAHRENHEIT else value
+        return f"q:{_plain(round(celsius, 1))} celsius"
     return f"q:{_plain(value * factor)} {base}"
 
 
@@ -342,7 +363,7 @@ def _words(text: str) -> list[tuple[str, str]]:
     at = 0
     for start, end, key in sorted(spans + quantities):
         out += _plain_words(folded[at:start])
-        out.append((folded[start:end].strip(), key))
+        out.append((" ".join(folded[start:end].split()), key))
         at = end
     return out + _plain_words(folded[at:])
 
@@ -368,6 +389,8 @@ def _known(evidence: Iterable[str]) -> set[str]:
 def _found(word: str, key: str, known: set[str]) -> bool:
     # A quantity or date is also found when each of its content words is, as before they
     # were read as one ("a month" is found in "every month").
+    if word.startswith(("-", "minus ")):
+        return key in known  # the words of "-18 °C" are those of "18 °C"
     return key in known or all(
         k in known for w, k in _plain_words(word) if w not in STOPWORDS or w == word
     )
