@@ -1,6 +1,6 @@
 """The plain-cases sets (issue 13.2, tests/data/plain/, and the held-out
-tests/data/plain-holdout/, plain-holdout-2/, plain-holdout-3/ and plain-holdout-4/): short
-hand-labelled RAG rows, one file per LLM judge.
+tests/data/plain-holdout/, plain-holdout-2/, plain-holdout-3/, plain-holdout-4/ and
+plain-holdout-5/): short hand-labelled RAG rows, one file per LLM judge.
 
 Checks the set is well formed, not how a model rates it (that is measured by
 scripts/agreement.py and reported in docs/): every row is read by localjudge's own
@@ -47,6 +47,12 @@ SETS = {
         "holdout4",
         {"chunk_relevance": 10},
         16,
+    ),
+    "plain-holdout-5": (
+        REPO / "tests" / "data" / "plain-holdout-5",
+        "holdout5",
+        {"chunk_relevance": 8},
+        12,
     ),
 }
 # The fields each judge reads, besides the request; anything else would be noise in a row.
