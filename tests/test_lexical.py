@@ -164,6 +164,10 @@ def test_durations_match_in_the_smaller_unit() -> None:
         ("1,500 litres.", "The pool holds 1.5 m³ of water."),
         ("a full day", "Leave it for 24 hours."),
         ("two whole weeks", "The course runs for 14 days."),
+        ("1 October 2026.", "The open evening is on Thursday 01/10/2026 at 6.30 pm."),
+        ("October 31, 2025", "Payment is due 10/31/2025."),
+        ("31.10.2025", "It closes on 31 October 2025."),
+        ("10 January 2026", "Next meeting: 01/10/2026."),  # either reading of the evidence
     ],
 )
 def test_quantities_match_by_value_in_one_unit(expected: str, passage: str) -> None:
@@ -181,6 +185,7 @@ def test_quantities_match_by_value_in_one_unit(expected: str, passage: str) -> N
         ("32 °C", "The pool is kept at 86 °F."),
         ("-18 °C", "Keep the freezer at 18 °C."),
         ("1.5 litres", "The pool holds 1.5 m³ of water."),
+        ("2 October 2026", "The open evening is on 01/10/2026."),
     ],
 )
 def test_a_different_value_is_not_found(expected: str, passage: str) -> None:

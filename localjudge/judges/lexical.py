@@ -263,7 +263,9 @@ def _fold(text: str) -> str:
 
 
 # Full dates are one word whose key is the date, however it is written: "15 April 2025",
-# "April 15th, 2025", "2025-04-15".
+# "April 15th, 2025", "2025-04-15", "15/04/2025". A date in numbers with the year last is
+# read day first ("01/10/2026" is 1 October), or month first when only that is a date
+# ("10/31/2026"); in evidence, a date that could be either is found both ways.
 _MONTHS = {
     m: i
     for i, names in enumerate(
@@ -290,7 +292,8 @@ _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _DATE = re.compile(
     rf"\b(?:(?P<d1>{_DAY})(?: of)? (?P<m1>{_MONTH})\.?,? (?P<y1>\d{{4}})"
     rf"|(?P<m2>{_MONTH})\.? (?P<d2>{_DAY}),? (?P<y2>\d{{4}})"
-    rf"|(?P<y3>\d{{4}})-(?P<m3>[01]?\d)-(?P<d3>[0-3]?\d))\b"
+    rf"|(?P<y3>\d{{4}})-(?P<m3>[01]?\d)-(?P<d3>[0-3]?\d)"
+    rf"|(?<![\d/.-])(?P<a4>[0-3]?\d)(?P<sep>[/.-])(?P<b4>[0-3]?\d)(?P=sep)(?P<y4>\d{{4}}))\b"
 )
 
 
@@ -323,7 +326,21 @@ def _days_in_digits(folded: str) -> str:
     return _DAY_WORD.sub(digits, folded)
 
 
+def _numeric_dates(m: re.Match[str]) -> list[str]:
+    """The dates "a/b/yyyy" can be: day first, then month first; none when neither is."""
+    a, b, year = int(m.group("a4")), int(m.group("b4")), m.group("y4")
+    out = [
+        f"date:{year}-{mo:02d}-{d:02d}"
+        for d, mo in ((a, b), (b, a))
+        if 1 <= d <= 31 and 1 <= mo <= 12
+    ]
+    return list(dict.fromkeys(out))
+
+
 def _date(m: re.Match[str]) -> str:
+    if m.group("y4"):
+        dates = _numeric_dates(m)
+        return dates[0] if dates else m.group(0)
     if m.group("y3"):
         year, month, day = m.group("y3"), int(m.group("m3")), m.group("d3")
     else:
@@ -383,7 +400,8 @@ def _sum(a: str, b: str) -> str:
 def _known(evidence: Iterable[str]) -> set[str]:
     """Every key the evidence offers: its words' and its quantities'."""
     folded = _fold(" ".join(evidence))
-    return {key for _, key in _plain_words(folded)} | {key for _, key in _words(folded)}
+    dates = {d for m in _DATE.finditer(folded) if m.group("y4") for d in _numeric_dates(m)}
+    return {key for _, key in _plain_words(folded)} | {key for _, key in _words(folded)} | dates
 
 
 def _found(word: str, key: str, known: set[str]) -> bool:
