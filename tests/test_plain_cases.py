@@ -20,40 +20,22 @@ from localjudge.records import Record, validate_row
 
 from .conftest import REPO
 
-PLAIN = REPO / "tests" / "data" / "plain"
+DATA = REPO / "tests" / "data"
+PLAIN = DATA / "plain"
+
+
+def _set(name: str, prefix: str, chunk_rows: int, rows: int) -> tuple[Any, ...]:
+    return (DATA / name, prefix, {"chunk_relevance": chunk_rows}, rows)
+
+
 # Each set: its folder, the request_id and source prefix, and the rows per judge.
 SETS = {
-    "plain": (PLAIN, "plain", {"chunk_relevance": 14}, 24),
-    "plain-holdout": (
-        REPO / "tests" / "data" / "plain-holdout",
-        "holdout",
-        {"chunk_relevance": 8},
-        12,
-    ),
-    "plain-holdout-2": (
-        REPO / "tests" / "data" / "plain-holdout-2",
-        "holdout2",
-        {"chunk_relevance": 8},
-        12,
-    ),
-    "plain-holdout-3": (
-        REPO / "tests" / "data" / "plain-holdout-3",
-        "holdout3",
-        {"chunk_relevance": 8},
-        12,
-    ),
-    "plain-holdout-4": (
-        REPO / "tests" / "data" / "plain-holdout-4",
-        "holdout4",
-        {"chunk_relevance": 10},
-        16,
-    ),
-    "plain-holdout-5": (
-        REPO / "tests" / "data" / "plain-holdout-5",
-        "holdout5",
-        {"chunk_relevance": 8},
-        12,
-    ),
+    "plain": _set("plain", "plain", 14, 24),
+    "plain-holdout": _set("plain-holdout", "holdout", 8, 12),
+    "plain-holdout-2": _set("plain-holdout-2", "holdout2", 8, 12),
+    "plain-holdout-3": _set("plain-holdout-3", "holdout3", 8, 12),
+    "plain-holdout-4": _set("plain-holdout-4", "holdout4", 10, 16),
+    "plain-holdout-5": _set("plain-holdout-5", "holdout5", 8, 12),
 }
 # The fields each judge reads, besides the request; anything else would be noise in a row.
 FIELDS = {
