@@ -42,15 +42,9 @@ sys.path.insert(0, str(REPO / "scripts" / "experiments"))
 from groundedness_support import QUESTIONS, analyse, open_backend, render  # noqa: E402
 
 from localjudge.engine.base import VerdictRequest  # noqa: E402
-from localjudge.judges.answer_relevancy import split_statements  # noqa: E402
-from localjudge.judges.base import (  # noqa: E402
-    YES_NO,
-    fence,
-    make_prompt,
-    passage_part,
-    question,
-    request_part,
-)
+from localjudge.judges.base import YES_NO, make_prompt, passages, question, request_part  # noqa: E402
+from localjudge.judges.response import statements  # noqa: E402
+from localjudge.judges.support import statement_parts  # noqa: E402
 from localjudge.records import Record, validate_row  # noqa: E402
 
 # Where the units' sets live, by the directory name their ids carry.
@@ -67,14 +61,11 @@ def set_path(uid: str) -> Path:
 
 
 def together_requests(record: Record) -> list[VerdictRequest]:
-    chunks = [c for c in record.retrieved_context or () if (c.content or "").strip()]
-    parts = [passage_part(i, c) for i, c in enumerate(chunks)]
-    stmts = split_statements(record.response or "") or [(record.response or "").strip()]
-    head = [request_part(record)]
-    text = QUESTIONS["q1"]
+    """The judge's statements, each after the request and every passage."""
+    head = [request_part(record), *passages(record)]
     return [
-        VerdictRequest(make_prompt([*head, *parts, fence("statement", s), question(text)]), YES_NO)
-        for s in stmts
+        VerdictRequest(make_prompt([*head, claim, question(QUESTIONS["q1"])]), YES_NO)
+        for claim in statement_parts(statements(record))
     ]
 
 
