@@ -127,6 +127,31 @@ def test_groundedness_asks_each_statement_of_each_passage() -> None:
     assert "It is on the Seine." in fake.asked[4].prompt.user[2].text
 
 
+def test_support_claims_show_an_equal_quantity_as_the_evidence_writes_it() -> None:
+    # The model is shown "30 minutes" where a passage says "30 minutes" and the response
+    # "half an hour"; the row's fields keep the response's own words.
+    r = rec(
+        request="How long do I clamp it?",
+        response="Half an hour, then a full day before use.",
+        retrieved_context=(
+            Chunk("Clamp for 30 minutes and wait 24 hours.", "d1"),
+            Chunk("Clamp for 45 minutes.", "d2"),
+        ),
+        expected_response="30 minutes, then 24 hours",
+    )
+    row, fake = run_one(["groundedness"], r, [("yes", 0.9), ("no", 0.9)])
+    first, second = (req.prompt.user[2].text for req in fake.asked)
+    assert "30 minutes, then 24 hours before use." in first
+    assert "Half an hour, then a full day before use." in second  # 45 minutes: not equal
+    assert row["response/llm_judged/groundedness/statements"] == [r.response]
+    _, fake = run_one(["correctness"], r, [("yes", 0.9)])
+    shown = fake.asked[0].prompt.user_text()
+    assert "<expected>\nHalf an hour, then a full day\n</expected>" in shown
+    _, fake = run_one(["context_sufficiency"], r, [("yes", 0.9)])
+    shown = fake.asked[0].prompt.user_text()
+    assert "<expected>\n30 minutes, then 24 hours\n</expected>" in shown
+
+
 def test_grounded_p_follows_the_weakest_statement_and_the_mean() -> None:
     w = GROUNDEDNESS_MODEL.weights
     assert w["mean"] > 0 and w["min"] > 0  # more support, higher P

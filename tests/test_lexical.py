@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from localjudge.judges.lexical import (
     STOPWORDS,
+    align_quantities,
     answer_recall,
     content_words,
     key_terms,
@@ -199,3 +200,50 @@ def test_dates_and_quantities_next_to_each_other_keep_every_word() -> None:
     # quantities joined by a comma are two quantities, not a sum
     assert content_words("2 hours, 30 minutes") == ["2 hours", "30 minutes"]
     assert content_words("2 hours and 30 minutes") == ["2 hours and 30 minutes"]
+
+
+@pytest.mark.parametrize(
+    ("text", "reference", "aligned"),
+    [
+        (
+            "Half an hour in the clamps, then give it a full day.",
+            "Clamp for 30 minutes and wait 24 hours.",
+            "30 minutes in the clamps, then give it 24 hours.",
+        ),
+        ("105 minutes, skates included.", "A session lasts 1 hour 45 minutes.", None),
+        ("It is 86 °F today.", "It reached 30 °C.", "It is 30 °C today."),
+        ("Due 1 October 2026.", "Open evening: 01/10/2026.", "Due 01/10/2026."),
+        ("1,500 litres.", "The pool holds 1.5 m³ of water.", "1.5 m³."),
+        ("It takes 90 min.", "The tour lasts An hour and a half.", "It takes an hour and a half."),
+    ],
+)
+def test_align_quantities_writes_an_equal_value_as_the_reference_does(
+    text: str, reference: str, aligned: str | None
+) -> None:
+    expected = aligned or "1 hour 45 minutes, skates included."
+    assert align_quantities(text, [reference]) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "reference"),
+    [
+        ("Half an hour in the clamps.", "Clamp for 45 minutes."),  # another value: kept
+        ("It weighs 8 kilograms.", "It weighs 8 kg."),  # spelling only
+        ("A 30-minute walk.", "The walk takes 30 minutes."),
+        ("On June 18, 1815.", "The battle was fought on 18 June 1815."),
+        ("That is 212 °F.", "100 degrees Celsius (212 degrees Fahrenheit)."),  # also written so
+        ("A second try took a minute.", "Wait one second."),  # "a second" is "one second"
+        ("Bring a passport.", "Bring 2 forms of ID."),  # nothing to align
+        ("Half an hour.", ""),
+    ],
+)
+def test_align_quantities_leaves_the_text_alone_otherwise(text: str, reference: str) -> None:
+    assert align_quantities(text, [reference]) == text
+
+
+@given(st.text(max_size=60), st.text(max_size=60))
+def test_align_quantities_never_fails_and_is_the_identity_on_its_reference(
+    text: str, reference: str
+) -> None:
+    assert isinstance(align_quantities(text, [reference]), str)
+    assert align_quantities(reference, [reference]) == reference

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from localjudge.engine.base import Part, Prompt, Verdict, VerdictRequest
+from localjudge.judges.lexical import align_quantities
 from localjudge.records import Chunk, Record
 
 YES_NO: tuple[str, ...] = ("yes", "no")
@@ -74,8 +75,10 @@ def passages(record: Record) -> list[Part]:
     return [passage_part(i, c) for i, c in enumerate(record.retrieved_context or ())]
 
 
-def expected_part(record: Record) -> Part:
-    return fence("expected", record.expected_text() or "")
+def expected_part(record: Record, like: Sequence[str] = ()) -> Part:
+    """The expected response, its quantities and dates written as `like` (the texts shown
+    before it) writes them when the values are equal (lexical.align_quantities)."""
+    return fence("expected", align_quantities(record.expected_text() or "", like))
 
 
 def question(text: str) -> Part:

@@ -16,7 +16,7 @@ in the blend and why a threshold, not 1.0, decides.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 # NLTK's English stop-word list (nltk_data corpora/stopwords/english) without its forms
 # with an apostrophe: "don't" is read as the words "don" and "t", both listed.
@@ -251,15 +251,55 @@ _ONES = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 _COMPOUND = re.compile(rf"\b({'|'.join(_TENS)})[\s-]({'|'.join(_ONES)})\b")
 
 
-def _fold(text: str) -> str:
-    folded = text.casefold()
-    for symbol, words in _SYMBOLS:
-        folded = folded.replace(symbol, words)
-    folded = re.sub(r"(?<=\d),(?=\d{3})", "", folded)  # 1,000 -> 1000
-    # "twenty-three" -> "23"
-    return _COMPOUND.sub(
-        lambda m: str(int(_NUMBER_WORDS[m.group(1)]) + int(_NUMBER_WORDS[m.group(2)])), folded
+# A folded text keeps, for each of its characters, the span of the original text it stands
+# for, so that a phrase found in the folded text can be found in the original.
+Origin = list[tuple[int, int]]
+
+_SYMBOL = re.compile("|".join(re.escape(symbol) for symbol, _ in _SYMBOLS))
+_SYMBOL_WORDS = dict(_SYMBOLS)
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3})")  # 1,000 -> 1000
+
+
+def _sub(
+    pattern: re.Pattern[str], repl: Callable[[re.Match[str]], str], text: str, origin: Origin
+) -> tuple[str, Origin]:
+    """pattern.sub(repl, text), and the origin of each character of the result: a
+    replacement stands for the whole of what it replaced."""
+    parts: list[str] = []
+    spans: Origin = []
+    at = 0
+    for m in pattern.finditer(text):
+        new = repl(m)
+        parts.append(text[at : m.start()])
+        spans += origin[at : m.start()]
+        if new == m.group(0):
+            spans += origin[m.start() : m.end()]
+        elif new:
+            spans += [(origin[m.start()][0], origin[m.end() - 1][1])] * len(new)
+        parts.append(new)
+        at = m.end()
+    parts.append(text[at:])
+    return "".join(parts), spans + origin[at:]
+
+
+def _folded(text: str) -> tuple[str, Origin]:
+    """The text case-folded, unit symbols spelt out, "1,000" as "1000" and "twenty-three"
+    as "23", with the origin of each character."""
+    chars = [(c.casefold(), i) for i, c in enumerate(text)]
+    folded = "".join(c for c, _ in chars)
+    origin = [(i, i + 1) for c, i in chars for _ in c]
+    folded, origin = _sub(_SYMBOL, lambda m: _SYMBOL_WORDS[m.group(0)], folded, origin)
+    folded, origin = _sub(_THOUSANDS, lambda m: "", folded, origin)
+    return _sub(
+        _COMPOUND,
+        lambda m: str(int(_NUMBER_WORDS[m.group(1)]) + int(_NUMBER_WORDS[m.group(2)])),
+        folded,
+        origin,
     )
+
+
+def _fold(text: str) -> str:
+    return _folded(text)[0]
 
 
 # Full dates are one word whose key is the date, however it is written: "15 April 2025",
@@ -317,13 +357,16 @@ _DAY_WORD = re.compile(
 )
 
 
-def _days_in_digits(folded: str) -> str:
-    def digits(m: re.Match[str]) -> str:
-        if m.group(1):
-            return f"{_ORDINAL_WORDS[m.group(1)]}th"
-        return f"{m.group(2)}{_ORDINAL_WORDS[m.group(3)]}th"
+def _day_digits(m: re.Match[str]) -> str:
+    if m.group(1):
+        return f"{_ORDINAL_WORDS[m.group(1)]}th"
+    return f"{m.group(2)}{_ORDINAL_WORDS[m.group(3)]}th"
 
-    return _DAY_WORD.sub(digits, folded)
+
+def _read(text: str) -> tuple[str, Origin]:
+    """The text folded (_folded) and with days written as words in digits ("the fourth of
+    july" -> "the 4th of july"), with the origin of each character."""
+    return _sub(_DAY_WORD, _day_digits, *_folded(text))
 
 
 def _numeric_dates(m: re.Match[str]) -> list[str]:
@@ -357,13 +400,8 @@ def _plain_words(folded: str) -> list[tuple[str, str]]:
     return [(w, _key(w)) for w in _WORD.findall(folded)]
 
 
-def _words(text: str) -> list[tuple[str, str]]:
-    """(word as written, case-folded, and the key it is matched by) for each word of the
-    text. The key spells numbers one way and drops plural endings; a quantity with a unit,
-    or a number with a scale word, is one word whose key is its value in a base unit
-    ("half an hour" -> "1800 seconds"; "1 h 15 min" is one quantity, 4500 seconds); a full
-    date is one word whose key is the date."""
-    folded = _days_in_digits(_fold(text))
+def _phrases(folded: str) -> list[tuple[int, int, str]]:
+    """(start, end, key) of each full date and each quantity of a folded text, in order."""
     spans = [(m.start(), m.end(), _date(m)) for m in _DATE.finditer(folded)]
     quantities: list[tuple[int, int, str]] = []
     for m in _QUANTITY.finditer(folded):
@@ -376,9 +414,19 @@ def _words(text: str) -> list[tuple[str, str]]:
             quantities[-1] = (last[0], m.end(), _sum(last[2], key))
         else:
             quantities.append((m.start(), m.end(), key))
+    return sorted(spans + quantities)
+
+
+def _words(text: str) -> list[tuple[str, str]]:
+    """(word as written, case-folded, and the key it is matched by) for each word of the
+    text. The key spells numbers one way and drops plural endings; a quantity with a unit,
+    or a number with a scale word, is one word whose key is its value in a base unit
+    ("half an hour" -> "1800 seconds"; "1 h 15 min" is one quantity, 4500 seconds); a full
+    date is one word whose key is the date."""
+    folded = _read(text)[0]
     out: list[tuple[str, str]] = []
     at = 0
-    for start, end, key in sorted(spans + quantities):
+    for start, end, key in _phrases(folded):
         out += _plain_words(folded[at:start])
         out.append((" ".join(folded[start:end].split()), key))
         at = end
@@ -412,6 +460,78 @@ def _found(word: str, key: str, known: set[str]) -> bool:
     return key in known or all(
         k in known for w, k in _plain_words(word) if w not in STOPWORDS or w == word
     )
+
+
+# Quantities and dates in a claim are shown to the model as its reference writes them: the
+# default model reads "105 minutes" against "1 hour 45 minutes", or "half an hour" against
+# "30 minutes", as different, where any reader sees the same value. Only an equal value is
+# rewritten, so the claim says what it said; a changed value is left for the model to see.
+_ONE = {"a": "1", "an": "1"}
+
+
+def _forms(reference: Iterable[str]) -> dict[str, list[str]]:
+    """Each quantity's and full date's key in `reference`, and the words it is written in
+    there, in order. A date in numbers that could be read either way has both keys."""
+    forms: dict[str, list[str]] = {}
+    for text in reference:
+        folded, origin = _read(text)
+        for start, end, key in _phrases(folded):
+            written = text[origin[start][0] : origin[end - 1][1]]
+            date = _DATE.fullmatch(folded[start:end])
+            keys = _numeric_dates(date) if date and date.group("y4") else [key]
+            for k in keys:
+                forms.setdefault(k, []).append(written)
+    return forms
+
+
+# "5.68m" -> "5.68 m", not "24th" -> "24 th"
+_DIGIT_LETTER = re.compile(r"(?<=\d)(?=[^\W\d_])(?!(?:st|nd|rd|th)\b)")
+
+
+def _spelt_alike(a: str, b: str) -> bool:
+    """Whether two phrases differ only in spelling or order: the same content words once
+    numbers, unit abbreviations, plurals and day numbers are read ("8 kg" and "8
+    kilograms", "a day" and "one day", "30-minute" and "30 minutes", "June 18, 1815" and
+    "the 18th of June 1815")."""
+
+    def keys(text: str) -> list[str]:
+        words = _plain_words(_DIGIT_LETTER.sub(" ", _read(text)[0]))
+        return sorted(
+            _ONE.get(k, k)
+            for w, k in words
+            if w in _ONE or w in _UNIT_WORDS or w not in STOPWORDS  # "m" is a unit here
+        )
+
+    return keys(a) == keys(b)
+
+
+def _cased(form: str, written: str, first: bool) -> str:
+    """`form` with its first letter's case as `written` has it; a capital at the start of
+    the reference's sentence is not carried into the middle of the text."""
+    if written[:1].isupper() and form[:1].islower():
+        return form[0].upper() + form[1:]
+    if not first and not written[:1].isupper() and form[:1].isupper() and form[1:2].islower():
+        return form[0].lower() + form[1:]
+    return form
+
+
+def align_quantities(text: str, reference: Iterable[str]) -> str:
+    """`text` with each quantity and full date that `reference` holds with the same value,
+    written another way, in the reference's words: "Half an hour in the clamps" -> "30
+    minutes in the clamps" when the reference says "30 minutes"; "86 °F" -> "30 °C"; "1
+    October 2026" -> "01/10/2026". A phrase that the reference also writes as the text does
+    (up to spelling and order) is left as it is, as is everything else."""
+    forms = _forms(reference)
+    if not forms:
+        return text
+    folded, origin = _read(text)
+    out = text
+    for start, end, key in reversed(_phrases(folded)):
+        a, b = origin[start][0], origin[end - 1][1]
+        written = forms.get(key, [])
+        if written and not any(_spelt_alike(text[a:b], form) for form in written):
+            out = out[:a] + _cased(written[0], text[a:b], not text[:a].strip()) + out[b:]
+    return out
 
 
 def content_words(text: str) -> list[str]:

@@ -100,7 +100,6 @@ from localjudge.judges.support import (
     best_evidence,
     claim_requests,
     logit,
-    statement_parts,
 )
 from localjudge.judges.verifiable import check
 from localjudge.records import Record
@@ -132,7 +131,12 @@ def _safety(r: Record) -> list[Part]:
 
 
 def _correctness(r: Record) -> list[Part]:
-    return [request_part(r), response_part(r), expected_part(r), question(CORRECTNESS_Q)]
+    return [
+        request_part(r),
+        response_part(r),
+        expected_part(r, like=[r.response or ""]),
+        question(CORRECTNESS_Q),
+    ]
 
 
 def _guidelines(r: Record) -> list[Part]:
@@ -196,8 +200,7 @@ class GroundednessJudge(LlmJudgeBase):
     )
 
     def requests(self, record: Record, options: JudgeOptions) -> list[VerdictRequest]:
-        claims = statement_parts(statements(record))
-        return claim_requests(record, claims, GROUNDEDNESS_Q)
+        return claim_requests(record, "statement", statements(record), GROUNDEDNESS_Q)
 
     def fields(
         self, record: Record, verdicts: Sequence[Verdict], options: JudgeOptions
@@ -239,7 +242,8 @@ class GroundednessJudge(LlmJudgeBase):
         return {
             "question": GROUNDEDNESS_Q,
             "splitter": "lines, then sentences; v1",
-            "layout": "request, one passage, statement, question (each statement x passage)",
+            "layout": "request, one passage, statement, question (each statement x passage); "
+            "the statement's quantities and dates as the passage writes them when equal",
             "combine": GROUNDEDNESS_MODEL.describe()
             + "; mean and min over statements of logit(max over passages P(yes)), "
             "log_statements = log(number of statements); rating = P(yes) >= threshold",
@@ -442,7 +446,10 @@ correctness = CombinedJudge(
     needs=("request", "response", "expected"),
     description="Does the response agree with the expected response or expected facts?",
     parts=_correctness,
-    fixed_texts={"question": CORRECTNESS_Q},
+    fixed_texts={
+        "question": CORRECTNESS_Q,
+        "expected": "its quantities and dates as the response writes them when equal",
+    },
     first="same",
     model=CORRECTNESS_MODEL,
     wording={"same": "gives the same answer", "answer_recall": "expected words found"},

@@ -51,7 +51,8 @@ def _chunk_parts(r: Record, i: int, chunk: Chunk) -> list[Part]:
 
 
 def _sufficiency(r: Record) -> list[Part]:
-    return [request_part(r), *passages(r), expected_part(r), question(SUFFICIENCY_Q)]
+    chunks = [c.content or "" for c in r.retrieved_context or ()]
+    return [request_part(r), *passages(r), expected_part(r, like=chunks), question(SUFFICIENCY_Q)]
 
 
 chunk_relevance = ChunkJudge(
@@ -133,7 +134,10 @@ context_sufficiency = SufficiencyJudge(
     needs=("request", "retrieved_context", "expected"),
     description="Does the retrieved context hold everything needed for the expected response?",
     parts=_sufficiency,
-    fixed_texts={"question": SUFFICIENCY_Q},
+    fixed_texts={
+        "question": SUFFICIENCY_Q,
+        "expected": "its quantities and dates as the passages write them when equal",
+    },
 )
 
 

@@ -28,18 +28,29 @@ from localjudge.judges.base import (
     question,
     request_part,
 )
+from localjudge.judges.lexical import align_quantities
 from localjudge.records import Record
 
 
-def claim_requests(record: Record, claims: Sequence[Part], text: str) -> list[VerdictRequest]:
-    """One request per (claim, passage), claims outer: request, passage, claim (a fenced
-    part), question. The model's own label is not the judge's (the combination decides),
-    so no threshold."""
+def claim_requests(
+    record: Record, tag: str, claims: Sequence[str], text: str
+) -> list[VerdictRequest]:
+    """One request per (claim, passage), claims outer: request, passage, the claim (fenced
+    as `tag`, its quantities and dates written as the passage writes them when the values
+    are equal: lexical.align_quantities), question. The model's own label is not the
+    judge's (the combination decides), so no threshold."""
     head = request_part(record)
     chunks = list(record.retrieved_context or ())
     return [
         VerdictRequest(
-            prompt=make_prompt([head, passage_part(i, c), claim, question(text)]),
+            prompt=make_prompt(
+                [
+                    head,
+                    passage_part(i, c),
+                    fence(tag, align_quantities(claim, [c.content or ""])),
+                    question(text),
+                ]
+            ),
             labels=YES_NO,
         )
         for claim in claims

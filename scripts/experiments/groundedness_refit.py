@@ -59,7 +59,7 @@ from groundedness_support import (  # noqa: E402
 from groundedness_together import set_path  # noqa: E402
 
 from localjudge.judges.response import statements  # noqa: E402
-from localjudge.judges.support import claim_requests, statement_parts  # noqa: E402
+from localjudge.judges.support import claim_requests  # noqa: E402
 from localjudge.records import Record, validate_row  # noqa: E402
 
 QUESTIONS = {
@@ -112,7 +112,7 @@ def collect(ids: Sequence[Path], plain: Sequence[Path], out_path: Path) -> None:
             reqs = [
                 r
                 for text in QUESTIONS.values()
-                for r in claim_requests(record, statement_parts(stmts), text)
+                for r in claim_requests(record, "statement", stmts, text)
             ]
             keys = [
                 (name, si) for name in QUESTIONS for si in range(len(stmts)) for _ in range(chunks)
