@@ -152,6 +152,27 @@ def test_support_claims_show_an_equal_quantity_as_the_evidence_writes_it() -> No
     assert "<expected>\n30 minutes, then 24 hours\n</expected>" in shown
 
 
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        ("Yes. The fee is the same.", ["Yes. The fee is the same."]),
+        (
+            "No! It shuts at 5 pm. Buy tickets online.",
+            ["No! It shuts at 5 pm.", "Buy tickets online."],
+        ),
+        ("Yes.", ["Yes."]),
+        ("It opens at 9. No.", ["It opens at 9.", "No."]),
+        ("Nobody knows. It is old.", ["Nobody knows.", "It is old."]),
+    ],
+)
+def test_groundedness_judges_a_bare_yes_or_no_with_the_sentence_after_it(
+    response: str, expected: list[str]
+) -> None:
+    r = rec(response=response, retrieved_context=(Chunk("The fee is the same.", "d1"),))
+    _, fake = run_one(["groundedness"], r, [("yes", 0.9)] * len(expected))
+    assert [req.prompt.user[2].text.split("\n")[1] for req in fake.asked] == expected
+
+
 def test_grounded_p_follows_the_weakest_statement_and_the_mean() -> None:
     w = GROUNDEDNESS_MODEL.weights
     assert w["mean"] > 0 and w["min"] > 0  # more support, higher P

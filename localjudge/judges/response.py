@@ -180,9 +180,26 @@ def grounded_p(best: Sequence[float]) -> float:
     )
 
 
+# A reply that is only "Yes." or "No." claims nothing a passage could state on its own: it
+# answers the request, and the sentence after it says what it means ("Yes. The fee is the
+# same for your own games."). Such a reply is judged with the sentence that follows it.
+_POLAR_REPLY = re.compile(
+    r"(?:yes|no|yeah|yep|nope|sure|certainly|absolutely|definitely|of course|indeed|"
+    r"correct|not really|not quite)[.!]*",
+    re.IGNORECASE,
+)
+
+
 def statements(r: Record) -> list[str]:
-    """The statements groundedness judges: the splitter's, or the whole response."""
-    return split_statements(r.response or "") or [(r.response or "").strip()]
+    """The statements groundedness judges: the splitter's, a bare yes or no joined to the
+    statement after it; or the whole response."""
+    out: list[str] = []
+    for piece in split_statements(r.response or ""):
+        if out and _POLAR_REPLY.fullmatch(out[-1]):
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out or [(r.response or "").strip()]
 
 
 @dataclass(frozen=True)
@@ -241,7 +258,7 @@ class GroundednessJudge(LlmJudgeBase):
     def templates(self) -> dict[str, str]:
         return {
             "question": GROUNDEDNESS_Q,
-            "splitter": "lines, then sentences; v1",
+            "splitter": "lines, then sentences; a bare yes or no joined to the next; v2",
             "layout": "request, one passage, statement, question (each statement x passage); "
             "the statement's quantities and dates as the passage writes them when equal",
             "combine": GROUNDEDNESS_MODEL.describe()
