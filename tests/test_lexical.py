@@ -169,6 +169,11 @@ def test_durations_match_in_the_smaller_unit() -> None:
         ("October 31, 2025", "Payment is due 10/31/2025."),
         ("31.10.2025", "It closes on 31 October 2025."),
         ("10 January 2026", "Next meeting: 01/10/2026."),  # either reading of the evidence
+        ("366", "There are three hundred and sixty-six days."),
+        ("2,500 people", "Two thousand five hundred people came."),
+        ("About 9 metres.", "The layout runs to 30 feet."),  # imperial to metric, rounded
+        ("5 miles", "The trail is 8 km long."),
+        ("1 yard", "a metre less 8.56 cm is 91.44 cm"),
     ],
 )
 def test_quantities_match_by_value_in_one_unit(expected: str, passage: str) -> None:
@@ -187,6 +192,9 @@ def test_quantities_match_by_value_in_one_unit(expected: str, passage: str) -> N
         ("-18 °C", "Keep the freezer at 18 °C."),
         ("1.5 litres", "The pool holds 1.5 m³ of water."),
         ("2 October 2026", "The open evening is on 01/10/2026."),
+        ("25 metres", "It stands about 66 feet tall."),
+        ("9 feet", "It is 9 metres long."),
+        ("360", "three hundred and sixty-six"),
     ],
 )
 def test_a_different_value_is_not_found(expected: str, passage: str) -> None:
@@ -215,6 +223,7 @@ def test_dates_and_quantities_next_to_each_other_keep_every_word() -> None:
         ("Due 1 October 2026.", "Open evening: 01/10/2026.", "Due 01/10/2026."),
         ("1,500 litres.", "The pool holds 1.5 m³ of water.", "1.5 m³."),
         ("It takes 90 min.", "The tour lasts An hour and a half.", "It takes an hour and a half."),
+        ("20 metres", "About 66 feet.", "66 feet"),
     ],
 )
 def test_align_quantities_writes_an_equal_value_as_the_reference_does(

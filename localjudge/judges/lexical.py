@@ -110,8 +110,9 @@ _UNIT_WORDS = {
 # found in "14 days", "half an hour" in "30 minutes", "1.5 l" in "1,500 ml", "1.5 m³" in
 # "1,500 litres", "a quarter of a kilogram" in "250 g", "86 °F" in "30 °C" (temperatures in
 # degrees Celsius, to a tenth of a degree: conversions that are exact, not rounded ones
-# such as 350 °F for 180 °C). A number with a scale word is its value ("two and a half
-# thousand" is 2500). "full" or "whole" before the unit changes nothing ("a full day" is
+# such as 350 °F for 180 °C); "30 feet" in "about 9 metres" (inches, feet, yards and miles
+# against metric lengths, within IMPERIAL_TOLERANCE). A number with a scale word is its
+# value ("two and a half thousand" is 2500; "three hundred and sixty-six" is 366). "full" or "whole" before the unit changes nothing ("a full day" is
 # "24 hours"). Such a phrase is one word of the text, listed as written when it is not
 # found; it is also found when each of its words is (the matching before quantities).
 _FAHRENHEIT = ("degrees fahrenheit", "degree fahrenheit", "fahrenheit")
@@ -165,7 +166,19 @@ _UNITS: dict[str, tuple[float, str]] = {
     "kilometre": (1000, "metres"),
     "kilometer": (1000, "metres"),
     "km": (1000, "metres"),
+    # imperial lengths: matched to metric ones within IMPERIAL_TOLERANCE (see _found)
+    "inch": (0.0254, "metres"),
+    "foot": (0.3048, "metres"),
+    "feet": (0.3048, "metres"),
+    "ft": (0.3048, "metres"),
+    "yard": (0.9144, "metres"),
+    "mile": (1609.344, "metres"),
 }
+_IMPERIAL = frozenset({"inch", "foot", "feet", "ft", "yard", "mile"})
+# A length converted between imperial and metric units is nearly always rounded ("30 feet"
+# is "about 9 metres"): such a pair matches when the values are within this share of each
+# other. Within one system, values match only when equal.
+IMPERIAL_TOLERANCE = 0.025
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
 _FRACTIONS = {"half": 0.5, "a quarter": 0.25, "one quarter": 0.25, "three quarters": 0.75}
 _COUNT = r"\d+(?:\.\d+)?|" + "|".join(
@@ -188,8 +201,9 @@ def _number(word: str) -> float:
 
 
 def _quantity(m: re.Match[str]) -> str | None:
-    """The key of a quantity phrase: "q:<value> <base unit>", or "<value>" for a number
-    with a scale word; None when the match is a plain number (matched word by word)."""
+    """The key of a quantity phrase: "q:<value> <base unit>" ("q~:" for an imperial
+    length), or "<value>" for a number with a scale word; None when the match is a plain
+    number (matched word by word)."""
     unit = m.group("unit")
     if m.group("whole") is not None:
         value = _number(m.group("whole")) + 0.5
@@ -210,6 +224,8 @@ def _quantity(m: re.Match[str]) -> str | None:
     if unit is None:
         return _plain(value)  # matched as a number, as digits are
     factor, base = _UNITS[unit]
+    if unit in _IMPERIAL:
+        return f"q~:{_plain(value * factor)} {base}"
     if base == "celsius":  # below zero when written so ("-18 °C", "minus 4 degrees")
         value = -value if m.group("minus") else value
         celsius = (value - 32) * 5 / 9 if unit in _FAHRENHEIT else value
@@ -282,6 +298,40 @@ def _sub(
     return "".join(parts), spans + origin[at:]
 
 
+# A number in words with "hundred", or a scale word and more after it, is its digits:
+# "three hundred and sixty-six" -> "366", "two thousand five hundred" -> "2500". (A count
+# before a scale word alone, "two thousand", is read as a quantity; "twenty-three" by
+# _COMPOUND.)
+_UNITS_WORDS = "one|two|three|four|five|six|seven|eight|nine"
+_TEENS = "ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen"
+_SMALL = rf"(?:(?:{'|'.join(_TENS)})(?:[\s-](?:{_UNITS_WORDS}))?|{_TEENS}|{_UNITS_WORDS})"
+_HUNDREDS = rf"(?:(?:{_UNITS_WORDS}|an?)\s+hundred(?:\s+(?:and\s+)?{_SMALL})?)"
+_TRIPLE = rf"(?:{_HUNDREDS}|{_SMALL})"
+_CARDINAL = re.compile(
+    rf"\b(?:{_TRIPLE}\s+(?:thousand|million)(?:,?\s+(?:and\s+)?{_TRIPLE})?|{_HUNDREDS})\b"
+)
+
+
+def _cardinal(m: re.Match[str]) -> str:
+    """The digits of a number written in words (_CARDINAL), or the words as they are when
+    they are only a count and a scale word ("two thousand")."""
+    words = re.findall(r"[a-z]+", m.group(0))
+    if "hundred" not in words and words[-1] in ("thousand", "million"):
+        return m.group(0)
+    total = current = 0
+    for w in words:
+        if w == "hundred":
+            current = (current or 1) * 100
+        elif w in ("thousand", "million"):
+            total += (current or 1) * (1000 if w == "thousand" else 1_000_000)
+            current = 0
+        elif w in ("a", "an"):
+            current += 1
+        elif w != "and":
+            current += int(_NUMBER_WORDS[w])
+    return str(total + current)
+
+
 def _folded(text: str) -> tuple[str, Origin]:
     """The text case-folded, unit symbols spelt out, "1,000" as "1000" and "twenty-three"
     as "23", with the origin of each character."""
@@ -290,6 +340,7 @@ def _folded(text: str) -> tuple[str, Origin]:
     origin = [(i, i + 1) for c, i in chars for _ in c]
     folded, origin = _sub(_SYMBOL, lambda m: _SYMBOL_WORDS[m.group(0)], folded, origin)
     folded, origin = _sub(_THOUSANDS, lambda m: "", folded, origin)
+    folded, origin = _sub(_CARDINAL, _cardinal, folded, origin)
     return _sub(
         _COMPOUND,
         lambda m: str(int(_NUMBER_WORDS[m.group(1)]) + int(_NUMBER_WORDS[m.group(2)])),
@@ -436,13 +487,31 @@ def _words(text: str) -> list[tuple[str, str]]:
 _JOIN = re.compile(r"\s+(?:and\s+)?")
 
 
+def _measure(key: str) -> tuple[bool, float, str] | None:
+    """(imperial, value, base unit) of a quantity key; None for any other key."""
+    if not key.startswith(("q:", "q~:")):
+        return None
+    value, base = key.split(":", 1)[1].split()
+    return key.startswith("q~:"), float(value), base
+
+
 def _same_kind(a: str, b: str) -> bool:
-    return a.startswith("q:") and b.startswith("q:") and a.split()[-1] == b.split()[-1]
+    ma, mb = _measure(a), _measure(b)
+    return ma is not None and mb is not None and ma[0] == mb[0] and ma[2] == mb[2]
 
 
 def _sum(a: str, b: str) -> str:
-    value = float(a[2:].split()[0]) + float(b[2:].split()[0])
-    return f"q:{_plain(value)} {a.split()[-1]}"
+    value = float(a.split(":", 1)[1].split()[0]) + float(b.split(":", 1)[1].split()[0])
+    return f"{a.split(':', 1)[0]}:{_plain(value)} {a.split()[-1]}"
+
+
+def _near(key: str, other: str) -> bool:
+    """Whether two quantity keys are one imperial and one metric length within
+    IMPERIAL_TOLERANCE of each other."""
+    a, b = _measure(key), _measure(other)
+    if a is None or b is None or a[0] == b[0] or a[2] != b[2] or not (a[1] and b[1]):
+        return False
+    return abs(a[1] - b[1]) <= IMPERIAL_TOLERANCE * max(a[1], b[1])
 
 
 def _known(evidence: Iterable[str]) -> set[str]:
@@ -455,6 +524,8 @@ def _known(evidence: Iterable[str]) -> set[str]:
 def _found(word: str, key: str, known: set[str]) -> bool:
     # A quantity or date is also found when each of its content words is, as before they
     # were read as one ("a month" is found in "every month").
+    if key.startswith(("q:", "q~:")) and any(_near(key, k) for k in known):
+        return True  # an imperial length and a metric one, rounded (IMPERIAL_TOLERANCE)
     if word.startswith(("-", "minus ")):
         return key in known  # the words of "-18 °C" are those of "18 °C"
     return key in known or all(
@@ -528,7 +599,7 @@ def align_quantities(text: str, reference: Iterable[str]) -> str:
     out = text
     for start, end, key in reversed(_phrases(folded)):
         a, b = origin[start][0], origin[end - 1][1]
-        written = forms.get(key, [])
+        written = forms.get(key) or [f for k, fs in forms.items() if _near(key, k) for f in fs]
         if written and not any(_spelt_alike(text[a:b], form) for form in written):
             out = out[:a] + _cased(written[0], text[a:b], not text[:a].strip()) + out[b:]
     return out
