@@ -1,6 +1,7 @@
 """The plain-cases sets (issue 13.2, tests/data/plain/, and the held-out
 tests/data/plain-holdout/, plain-holdout-2/, plain-holdout-3/, plain-holdout-4/,
-plain-holdout-5/ and plain-holdout-6/): short hand-labelled RAG rows, one file per LLM judge.
+plain-holdout-5/, plain-holdout-6/ and plain-holdout-7/): short hand-labelled RAG rows, one file
+per LLM judge.
 
 Checks the set is well formed, not how a model rates it (that is measured by
 scripts/agreement.py and reported in docs/): every row is read by localjudge's own
@@ -37,6 +38,7 @@ SETS = {
     "plain-holdout-4": _set("plain-holdout-4", "holdout4", 10, 16),
     "plain-holdout-5": _set("plain-holdout-5", "holdout5", 8, 12),
     "plain-holdout-6": _set("plain-holdout-6", "holdout6", 8, 12),
+    "plain-holdout-7": _set("plain-holdout-7", "holdout7", 8, 12),
 }
 # The fields each judge reads, besides the request; anything else would be noise in a row.
 FIELDS = {
