@@ -106,14 +106,14 @@ _UNIT_WORDS = {
 }
 
 
-# Quantities with a unit are matched by value, in one base unit per kind: "two weeks" is
-# found in "14 days", "half an hour" in "30 minutes", "1.5 l" in "1,500 ml", "1.5 m³" in
-# "1,500 litres", "a quarter of a kilogram" in "250 g", "86 °F" in "30 °C" (temperatures in
-# degrees Celsius, to a tenth of a degree: conversions that are exact, not rounded ones
-# such as 350 °F for 180 °C); "30 feet" in "about 9 metres" (inches, feet, yards and miles
-# against metric lengths, within IMPERIAL_TOLERANCE). A number with a scale word is its
-# value ("two and a half thousand" is 2500; "three hundred and sixty-six" is 366). "full" or "whole" before the unit changes nothing ("a full day" is
-# "24 hours"). Such a phrase is one word of the text, listed as written when it is not
+# Quantities with a unit are matched by value, in one base unit per kind: "two weeks" is found in
+# "14 days", "half an hour" in "30 minutes", "1.5 l" in "1,500 ml", "1.5 m³" in "1,500 litres", "a
+# quarter of a kilogram" in "250 g", "86 °F" in "30 °C" (temperatures in degrees Celsius, to a tenth
+# of a degree: conversions that are exact, not rounded ones such as 350 °F for 180 °C); "30 feet" in
+# "about 9 metres" (inches, feet, yards and miles against metric lengths, within
+# IMPERIAL_TOLERANCE). A number with a scale word is its value ("two and a half thousand" is 2500;
+# "three hundred and sixty-six" is 366). "full" or "whole" before the unit changes nothing ("a full
+# day" is "24 hours"). Such a phrase is one word of the text, listed as written when it is not
 # found; it is also found when each of its words is (the matching before quantities).
 _FAHRENHEIT = ("degrees fahrenheit", "degree fahrenheit", "fahrenheit")
 _UNITS: dict[str, tuple[float, str]] = {
