@@ -15,6 +15,7 @@ in the blend and why a threshold, not 1.0, decides.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 
@@ -540,18 +541,28 @@ def _found(word: str, key: str, known: set[str]) -> bool:
 _ONE = {"a": "1", "an": "1"}
 
 
+@functools.lru_cache(maxsize=256)
+def _text_forms(text: str) -> tuple[tuple[str, str], ...]:
+    """(key, words as written) of each quantity and full date of one text, in order; a date
+    in numbers that could be read either way under both keys. Cached: a passage is the
+    reference of every statement asked of it."""
+    folded, origin = _read(text)
+    out: list[tuple[str, str]] = []
+    for start, end, key in _phrases(folded):
+        written = text[origin[start][0] : origin[end - 1][1]]
+        date = _DATE.fullmatch(folded[start:end])
+        for k in _numeric_dates(date) if date and date.group("y4") else [key]:
+            out.append((k, written))
+    return tuple(out)
+
+
 def _forms(reference: Iterable[str]) -> dict[str, list[str]]:
     """Each quantity's and full date's key in `reference`, and the words it is written in
-    there, in order. A date in numbers that could be read either way has both keys."""
+    there, in order."""
     forms: dict[str, list[str]] = {}
     for text in reference:
-        folded, origin = _read(text)
-        for start, end, key in _phrases(folded):
-            written = text[origin[start][0] : origin[end - 1][1]]
-            date = _DATE.fullmatch(folded[start:end])
-            keys = _numeric_dates(date) if date and date.group("y4") else [key]
-            for k in keys:
-                forms.setdefault(k, []).append(written)
+        for key, written in _text_forms(text):
+            forms.setdefault(key, []).append(written)
     return forms
 
 
@@ -592,12 +603,11 @@ def align_quantities(text: str, reference: Iterable[str]) -> str:
     minutes in the clamps" when the reference says "30 minutes"; "86 °F" -> "30 °C"; "1
     October 2026" -> "01/10/2026". A phrase that the reference also writes as the text does
     (up to spelling and order) is left as it is, as is everything else."""
-    forms = _forms(reference)
-    if not forms:
-        return text
     folded, origin = _read(text)
+    phrases = _phrases(folded)
+    forms = _forms(reference) if phrases else {}
     out = text
-    for start, end, key in reversed(_phrases(folded)):
+    for start, end, key in reversed(phrases):
         a, b = origin[start][0], origin[end - 1][1]
         written = forms.get(key) or [f for k, fs in forms.items() if _near(key, k) for f in fs]
         if written and not any(_spelt_alike(text[a:b], form) for form in written):
