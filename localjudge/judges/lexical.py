@@ -333,25 +333,34 @@ def _cardinal(m: re.Match[str]) -> str:
     return str(total + current)
 
 
-def _folded(text: str) -> tuple[str, Origin]:
-    """The text case-folded, unit symbols spelt out, "1,000" as "1000" and "twenty-three"
-    as "23", with the origin of each character."""
-    chars = [(c.casefold(), i) for i, c in enumerate(text)]
-    folded = "".join(c for c, _ in chars)
-    origin = [(i, i + 1) for c, i in chars for _ in c]
-    folded, origin = _sub(_SYMBOL, lambda m: _SYMBOL_WORDS[m.group(0)], folded, origin)
-    folded, origin = _sub(_THOUSANDS, lambda m: "", folded, origin)
-    folded, origin = _sub(_CARDINAL, _cardinal, folded, origin)
-    return _sub(
-        _COMPOUND,
-        lambda m: str(int(_NUMBER_WORDS[m.group(1)]) + int(_NUMBER_WORDS[m.group(2)])),
-        folded,
-        origin,
-    )
+# The folding steps after case-folding, in order: unit symbols spelt out, "1,000" as "1000",
+# numbers in words as digits ("three hundred and sixty-six", "twenty-three").
+_FOLD_STEPS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+    (_SYMBOL, lambda m: _SYMBOL_WORDS[m.group(0)]),
+    (_THOUSANDS, lambda m: ""),
+    (_CARDINAL, _cardinal),
+    (_COMPOUND, lambda m: str(int(_NUMBER_WORDS[m.group(1)]) + int(_NUMBER_WORDS[m.group(2)]))),
+)
 
 
 def _fold(text: str) -> str:
-    return _folded(text)[0]
+    """The text case-folded, unit symbols spelt out, "1,000" as "1000" and numbers in words
+    as digits."""
+    folded = text.casefold()
+    for pattern, repl in _FOLD_STEPS:
+        folded = pattern.sub(repl, folded)
+    return folded
+
+
+def _folded(text: str) -> tuple[str, Origin]:
+    """_fold(text), with the origin of each character (slower: only for short texts and
+    for the passages a quantity is looked up in)."""
+    chars = [(c.casefold(), i) for i, c in enumerate(text)]
+    folded = "".join(c for c, _ in chars)
+    origin = [(i, i + 1) for c, i in chars for _ in c]
+    for pattern, repl in _FOLD_STEPS:
+        folded, origin = _sub(pattern, repl, folded, origin)
+    return folded, origin
 
 
 # Full dates are one word whose key is the date, however it is written: "15 April 2025",
@@ -421,6 +430,11 @@ def _read(text: str) -> tuple[str, Origin]:
     return _sub(_DAY_WORD, _day_digits, *_folded(text))
 
 
+def _prepared(text: str) -> str:
+    """_read(text) without the origins: what words are read from."""
+    return _DAY_WORD.sub(_day_digits, _fold(text))
+
+
 def _numeric_dates(m: re.Match[str]) -> list[str]:
     """The dates "a/b/yyyy" can be: day first, then month first; none when neither is."""
     a, b, year = int(m.group("a4")), int(m.group("b4")), m.group("y4")
@@ -475,7 +489,7 @@ def _words(text: str) -> list[tuple[str, str]]:
     or a number with a scale word, is one word whose key is its value in a base unit
     ("half an hour" -> "1800 seconds"; "1 h 15 min" is one quantity, 4500 seconds); a full
     date is one word whose key is the date."""
-    folded = _read(text)[0]
+    folded = _prepared(text)
     out: list[tuple[str, str]] = []
     at = 0
     for start, end, key in _phrases(folded):
@@ -541,19 +555,30 @@ def _found(word: str, key: str, known: set[str]) -> bool:
 _ONE = {"a": "1", "an": "1"}
 
 
-@functools.lru_cache(maxsize=256)
-def _text_forms(text: str) -> tuple[tuple[str, str], ...]:
-    """(key, words as written) of each quantity and full date of one text, in order; a date
-    in numbers that could be read either way under both keys. Cached: a passage is the
-    reference of every statement asked of it."""
+@functools.lru_cache(maxsize=32)
+def _spans(text: str) -> tuple[tuple[int, int, str, str], ...]:
+    """(start, end, key, folded words) of each quantity and full date of the text, with
+    start and end in the text as written. Cached (a statement is asked of every passage,
+    a passage of every statement); the characters' origins are only worked out for a text
+    that has such a phrase."""
+    if not _phrases(_prepared(text)):
+        return ()
     folded, origin = _read(text)
+    return tuple(
+        (origin[start][0], origin[end - 1][1], key, folded[start:end])
+        for start, end, key in _phrases(folded)
+    )
+
+
+def _text_forms(text: str) -> list[tuple[str, str]]:
+    """(key, words as written) of each quantity and full date of one text, in order; a date
+    in numbers that could be read either way under both keys."""
     out: list[tuple[str, str]] = []
-    for start, end, key in _phrases(folded):
-        written = text[origin[start][0] : origin[end - 1][1]]
-        date = _DATE.fullmatch(folded[start:end])
+    for start, end, key, folded in _spans(text):
+        date = _DATE.fullmatch(folded)
         for k in _numeric_dates(date) if date and date.group("y4") else [key]:
-            out.append((k, written))
-    return tuple(out)
+            out.append((k, text[start:end]))
+    return out
 
 
 def _forms(reference: Iterable[str]) -> dict[str, list[str]]:
@@ -577,7 +602,7 @@ def _spelt_alike(a: str, b: str) -> bool:
     "the 18th of June 1815")."""
 
     def keys(text: str) -> list[str]:
-        words = _plain_words(_DIGIT_LETTER.sub(" ", _read(text)[0]))
+        words = _plain_words(_DIGIT_LETTER.sub(" ", _prepared(text)))
         return sorted(
             _ONE.get(k, k)
             for w, k in words
@@ -603,12 +628,10 @@ def align_quantities(text: str, reference: Iterable[str]) -> str:
     minutes in the clamps" when the reference says "30 minutes"; "86 °F" -> "30 °C"; "1
     October 2026" -> "01/10/2026". A phrase that the reference also writes as the text does
     (up to spelling and order) is left as it is, as is everything else."""
-    folded, origin = _read(text)
-    phrases = _phrases(folded)
-    forms = _forms(reference) if phrases else {}
+    spans = _spans(text)
+    forms = _forms(reference) if spans else {}
     out = text
-    for start, end, key in reversed(phrases):
-        a, b = origin[start][0], origin[end - 1][1]
+    for a, b, key, _ in reversed(spans):
         written = forms.get(key) or [f for k, fs in forms.items() if _near(key, k) for f in fs]
         if written and not any(_spelt_alike(text[a:b], form) for form in written):
             out = out[:a] + _cased(written[0], text[a:b], not text[:a].strip()) + out[b:]
