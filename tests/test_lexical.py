@@ -256,3 +256,10 @@ def test_align_quantities_never_fails_and_is_the_identity_on_its_reference(
 ) -> None:
     assert isinstance(align_quantities(text, [reference]), str)
     assert align_quantities(reference, [reference]) == reference
+
+
+def test_align_quantities_rewrites_every_occurrence_in_a_long_text() -> None:
+    text = "It weighs 5 kg. " * 2000
+    assert align_quantities(text, ["about 5000 g"]) == "It weighs 5000 g. " * 2000
+    # a long text without quantities comes back as it was
+    assert align_quantities("r " * 100_000, ["5 kg"]) == "r " * 100_000

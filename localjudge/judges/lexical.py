@@ -630,12 +630,15 @@ def align_quantities(text: str, reference: Iterable[str]) -> str:
     (up to spelling and order) is left as it is, as is everything else."""
     spans = _spans(text)
     forms = _forms(reference) if spans else {}
-    out = text
-    for a, b, key, _ in reversed(spans):
+    parts: list[str] = []
+    at = 0
+    start = len(text) - len(text.lstrip())  # a phrase here begins the text
+    for a, b, key, _ in spans:
         written = forms.get(key) or [f for k, fs in forms.items() if _near(key, k) for f in fs]
         if written and not any(_spelt_alike(text[a:b], form) for form in written):
-            out = out[:a] + _cased(written[0], text[a:b], not text[:a].strip()) + out[b:]
-    return out
+            parts += [text[at:a], _cased(written[0], text[a:b], a <= start)]
+            at = b
+    return "".join(parts) + text[at:]
 
 
 def content_words(text: str) -> list[str]:
