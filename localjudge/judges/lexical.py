@@ -303,10 +303,10 @@ def _sub(
 # "three hundred and sixty-six" -> "366", "two thousand five hundred" -> "2500". (A count
 # before a scale word alone, "two thousand", is read as a quantity; "twenty-three" by
 # _COMPOUND.)
-_UNITS_WORDS = "one|two|three|four|five|six|seven|eight|nine"
-_TEENS = "ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen"
-_SMALL = rf"(?:(?:{'|'.join(_TENS)})(?:[\s-](?:{_UNITS_WORDS}))?|{_TEENS}|{_UNITS_WORDS})"
-_HUNDREDS = rf"(?:(?:{_UNITS_WORDS}|an?)\s+hundred(?:\s+(?:and\s+)?{_SMALL})?)"
+_ONE_TO_NINE = "|".join(_ONES)
+_TEENS = "|".join(w for w, n in _NUMBER_WORDS.items() if 10 <= int(n) <= 19 and w != "dozen")
+_SMALL = rf"(?:(?:{'|'.join(_TENS)})(?:[\s-](?:{_ONE_TO_NINE}))?|{_TEENS}|{_ONE_TO_NINE})"
+_HUNDREDS = rf"(?:(?:{_ONE_TO_NINE}|an?)\s+hundred(?:\s+(?:and\s+)?{_SMALL})?)"
 _TRIPLE = rf"(?:{_HUNDREDS}|{_SMALL})"
 _CARDINAL = re.compile(
     rf"\b(?:{_TRIPLE}\s+(?:thousand|million)(?:,?\s+(?:and\s+)?{_TRIPLE})?|{_HUNDREDS})\b"
@@ -561,12 +561,14 @@ def _spans(text: str) -> tuple[tuple[int, int, str, str], ...]:
     start and end in the text as written. Cached (a statement is asked of every passage,
     a passage of every statement); the characters' origins are only worked out for a text
     that has such a phrase."""
-    if not _phrases(_prepared(text)):
+    folded = _prepared(text)
+    phrases = _phrases(folded)
+    if not phrases:
         return ()
-    folded, origin = _read(text)
+    origin = _read(text)[1]  # the same folded text, with each character's origin
     return tuple(
         (origin[start][0], origin[end - 1][1], key, folded[start:end])
-        for start, end, key in _phrases(folded)
+        for start, end, key in phrases
     )
 
 
