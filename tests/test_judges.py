@@ -217,6 +217,10 @@ def test_rationale_passes_through() -> None:
         ("It was Tolkien.", "J. K. Rowling", 0.0),
         ("Water contains oxygen.", "Hydrogen and oxygen", 0.5),
         ("It is.", "Yes", 1.0),  # a yes/no answer names nothing to look for
+        ("They didn't. It is a later myth.", "No, that is a later myth.", 1.0),  # a no
+        ("They did, with horns on both sides.", "No, that is a later myth.", 0.0),
+        ("Yes, bats are birds.", "No.", 0.0),
+        ("Bats are mammals.", "No, bats are mammals.", 1.0),  # no yes/no: the words
     ],
 )
 def test_correctness_weighs_the_model_with_the_expected_answers_recall(
@@ -234,6 +238,50 @@ def test_correctness_weighs_the_model_with_the_expected_answers_recall(
     assert row[f"{prefix}/rating"] == ("yes" if p >= 0.5 else "no")
     assert row[f"{prefix}/probability"] == pytest.approx(max(p, 1 - p))
     assert CORRECTNESS_MODEL.weights["same"] > 0 and CORRECTNESS_MODEL.weights["answer_recall"] > 0
+
+
+@pytest.mark.parametrize(
+    ("response", "expected", "shown"),
+    [
+        ("They didn't. Opera gave them horns.", "No, that is a later myth.", "No. They didn't."),
+        ("It does: it hardens enamel.", "Yes, it helps.", "Yes. It does: it hardens enamel."),
+        ("No, they didn't.", "No.", "No, they didn't."),  # said in so many words: as it is
+        ("They didn't.", "Leif Erikson", "They didn't."),  # not a yes/no answer: as it is
+    ],
+)
+def test_correctness_shows_a_yes_or_no_in_other_words_with_the_word_first(
+    response: str, expected: str, shown: str
+) -> None:
+    record = replace(FULL, response=response, expected_response=expected)
+    row, fake = run_one(["correctness"], record, [("yes", 0.6)])
+    assert f"<response>\n{shown}" in fake.asked[0].prompt.user_text()
+    assert row["response/llm_judged/correctness/p_same"] == pytest.approx(0.6)
+
+
+def test_a_list_answer_is_shown_in_the_order_of_the_text_it_is_compared_with() -> None:
+    record = replace(
+        FULL,
+        request="What are the four suits in a pack of cards?",
+        response="Spades, clubs, diamonds and hearts.",
+        expected_response="Hearts, diamonds, clubs and spades.",
+    )
+    _, fake = run_one(["correctness"], record, [("yes", 0.6)])
+    shown = fake.asked[0].prompt.user_text()
+    assert "<expected>\nSpades, clubs, diamonds and hearts.\n</expected>" in shown
+    # a request that asks for an order keeps the expected order
+    ordered = replace(record, request="Name the suits in order of rank, lowest first.")
+    _, fake = run_one(["correctness"], ordered, [("yes", 0.6)])
+    assert "<expected>\nHearts, diamonds, clubs and spades.\n</expected>" in (
+        fake.asked[0].prompt.user_text()
+    )
+    # context_sufficiency: in the order the passages name the items
+    sufficiency = replace(
+        record, retrieved_context=(Chunk("A pack has clubs, hearts, spades and diamonds.", "d"),)
+    )
+    _, fake = run_one(["context_sufficiency"], sufficiency, [("yes", 0.6)])
+    assert "<expected>\nClubs, hearts, spades and diamonds.\n</expected>" in (
+        fake.asked[0].prompt.user_text()
+    )
 
 
 def test_relevance_asks_two_questions_on_one_prefix_and_combines_them() -> None:

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from localjudge.judges.lexical import (
     STOPWORDS,
+    align_list_order,
     align_quantities,
     answer_recall,
+    answer_word,
     content_words,
     key_terms,
     lexical_support,
     missing_key_terms,
+    reply_word,
 )
 
 
@@ -263,3 +268,79 @@ def test_align_quantities_rewrites_every_occurrence_in_a_long_text() -> None:
     assert align_quantities(text, ["about 5000 g"]) == "It weighs 5000 g. " * 2000
     # a long text without quantities comes back as it was
     assert align_quantities("r " * 100_000, ["5 kg"]) == "r " * 100_000
+
+
+@pytest.mark.parametrize(
+    ("text", "reference", "aligned"),
+    [
+        (
+            "Hearts, diamonds, clubs and spades.",
+            "Spades, clubs, diamonds and hearts.",
+            "Spades, clubs, diamonds and hearts.",
+        ),
+        ("Hydrogen and oxygen", "Water is oxygen and hydrogen.", "Oxygen and hydrogen"),
+        ("Paris, London and Rome", "Rome came first, then London, then Paris.", None),
+        ("Photo ID and a water bottle.", "Bring water bottles and photo ID.", None),
+    ],
+)
+def test_align_list_order_follows_the_reference(
+    text: str, reference: str, aligned: str | None
+) -> None:
+    expected = {
+        "Paris, London and Rome": "Rome, London and Paris",
+        "Photo ID and a water bottle.": "A water bottle and photo ID.",
+    }
+    assert align_list_order(text, reference) == (aligned or expected[text])
+
+
+@pytest.mark.parametrize(
+    ("text", "reference"),
+    [
+        ("Red, green and blue.", "The primaries are red, green and blue."),  # same order
+        ("Red, green and blue.", "The primaries are blue and green."),  # an item missing
+        ("The Beaver and Erie Canal", "Erie Canal traffic used the Beaver and Erie Canal."),
+        ("Red and blue. Then green.", "green, blue and red"),  # not one sentence
+        ("The Nile", "The Nile is long."),  # not a list
+        ("Red, green and blue.", ""),
+    ],
+)
+def test_align_list_order_leaves_the_text_alone_otherwise(text: str, reference: str) -> None:
+    assert align_list_order(text, reference) == text
+
+
+@given(st.text(max_size=60), st.text(max_size=60))
+def test_align_list_order_never_fails_and_keeps_the_words(text: str, reference: str) -> None:
+    def words(t: str) -> list[str]:
+        return sorted(re.findall(r"\w+", t.casefold()))
+
+    assert words(align_list_order(text, reference)) == words(text)
+    assert align_list_order(reference, reference) == reference
+
+
+@pytest.mark.parametrize(
+    ("reply", "word", "said"),
+    [
+        ("No, they did not.", "no", True),
+        ("Certainly not.", "no", True),
+        ("Of course, it is.", "yes", True),
+        ("They didn't. Opera gave them horns.", "no", False),
+        ("Snakes do not have eyelids.", "no", False),
+        ("Ostriches cannot fly.", "no", False),
+        ("It does: it hardens enamel.", "yes", False),
+        ("It is.", "yes", False),
+        ("It is a fruit.", None, False),
+        ("No one knows.", None, False),
+        ("Paris is the capital.", None, False),
+    ],
+)
+def test_reply_word_reads_a_yes_or_no_in_other_words(
+    reply: str, word: str | None, said: bool
+) -> None:
+    assert reply_word(reply) == (word, said)
+
+
+def test_answer_word_is_the_yes_or_no_an_expected_answer_starts_with() -> None:
+    assert answer_word("No, that is a later myth.") == "no"
+    assert answer_word("Yes.") == "yes"
+    assert answer_word("No one knows") is None
+    assert answer_word("Paris") is None

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from localjudge.engine.base import Part, Prompt, Verdict, VerdictRequest
-from localjudge.judges.lexical import align_quantities
+from localjudge.judges.lexical import align_list_order, align_quantities
 from localjudge.records import Chunk, Record
 
 YES_NO: tuple[str, ...] = ("yes", "no")
@@ -75,10 +75,23 @@ def passages(record: Record) -> list[Part]:
     return [passage_part(i, c) for i, c in enumerate(record.retrieved_context or ())]
 
 
+# A request that asks for an order: the order of a list answer is then part of the answer.
+_ORDER_ASKED = re.compile(
+    r"\b(?:order|ordered|rank|ranked|ranking|sequence|chronological\w*|alphabetical\w*|"
+    r"first to last|earliest|latest|\w+est to \w+est)\b",
+    re.IGNORECASE,
+)
+
+
 def expected_part(record: Record, like: Sequence[str] = ()) -> Part:
     """The expected response, its quantities and dates written as `like` (the texts shown
-    before it) writes them when the values are equal (lexical.align_quantities)."""
-    return fence("expected", align_quantities(record.expected_text() or "", like))
+    before it) writes them when the values are equal (lexical.align_quantities), and a list
+    of short items in the order `like` names them (lexical.align_list_order) unless the
+    request asks for an order."""
+    text = align_quantities(record.expected_text() or "", like)
+    if not _ORDER_ASKED.search(record.request):
+        text = align_list_order(text, " ".join(like))
+    return fence("expected", text)
 
 
 def question(text: str) -> Part:

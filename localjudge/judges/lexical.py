@@ -643,6 +643,66 @@ def align_quantities(text: str, reference: Iterable[str]) -> str:
     return "".join(parts) + text[at:]
 
 
+# A list answer is shown in the order its reference names the items: the default model
+# reads "Hearts, diamonds, clubs and spades" against "Spades, clubs, diamonds and hearts"
+# as a different answer (P(same) 0.19), where any reader sees the same four suits. Only a
+# one-sentence list of short items, each found in the reference, is reordered; the caller
+# leaves a request that asks for an order alone.
+_LIST_SEPARATOR = re.compile(r"(\s*,\s*(?:and\s+)?|\s+and\s+)")
+_LIST_ITEM_WORDS = 4
+_LIST_ITEMS = 10
+
+
+def _item_at(item: str, keys: Sequence[str]) -> int | None:
+    """Where the item's content-word keys first occur together in `keys`, or None."""
+    own = [key for word, key in _words(item) if word not in STOPWORDS]
+    if not own:
+        return None
+    return next(
+        (i for i in range(len(keys) - len(own) + 1) if list(keys[i : i + len(own)]) == own),
+        None,
+    )
+
+
+def align_list_order(text: str, reference: str) -> str:
+    """`text`, a list of short items in one sentence ("Hearts, diamonds, clubs and
+    spades."), with its items in the order `reference` names them; `text` as it is when it
+    is no such list, when an item is not found in the reference, or when the order is
+    already the reference's."""
+    body = text.strip()
+    end = body[-1] if body and body[-1] in ".!" else ""
+    body = body[: len(body) - len(end)]
+    if not body or re.search(r"[.!?;:\n]", body):
+        return text
+    pieces = _LIST_SEPARATOR.split(body)
+    items, separators = pieces[0::2], pieces[1::2]
+    if not 2 <= len(items) <= _LIST_ITEMS or any(
+        len(item.split()) > _LIST_ITEM_WORDS for item in items
+    ):
+        return text
+    keys = [key for word, key in _words(reference) if word not in STOPWORDS]
+    if _item_at(body, keys) is not None:
+        return text  # the reference writes it so: one name ("the Beaver and Erie Canal")
+    found = [_item_at(item, keys) for item in items]
+    places = [at for at in found if at is not None]
+    if len(places) < len(items) or len(set(places)) < len(places) or places == sorted(places):
+        return text
+    order = sorted(items, key=lambda item: places[items.index(item)])
+    first = items[0][:1].isupper()
+    shown = []
+    for i, item in enumerate(order):
+        if i == 0 and first:
+            item = item[:1].upper() + item[1:]
+        elif i and item is items[0]:  # capitalised as the first word: as the reference
+            seen = re.search(rf"\b{re.escape(item)}\b", reference, re.IGNORECASE)
+            if seen and seen.group(0)[:1].islower():
+                item = item[:1].lower() + item[1:]
+        shown.append(item)
+    joined = shown[0] + "".join(sep + item for sep, item in zip(separators, shown[1:], strict=True))
+    lead = text[: len(text) - len(text.lstrip())]
+    return lead + joined + end + text[len(text.rstrip()) :]
+
+
 def content_words(text: str) -> list[str]:
     """The text's content words, case-folded, in order (repeats kept)."""
     return [w for w, _ in _words(text) if w not in STOPWORDS]
@@ -663,6 +723,47 @@ def lexical_support(text: str, evidence: Iterable[str]) -> tuple[float, list[str
 def listed(words: Sequence[str], limit: int = 8) -> str:
     """The first `limit` words, comma-separated, with an ellipsis if there are more."""
     return ", ".join(words[:limit]) + (", \u2026" if len(words) > limit else "")
+
+
+# A yes/no answer: an expected answer that starts with the word ("No, that is a later
+# myth."), and a reply that gives it in so many words or in other words, as replies to a
+# yes/no question usually do ("They didn't.", "It does: ...", "Ostriches cannot fly").
+_ANSWER_WORD = re.compile(r"\s*(yes|no)\b(?=\s*(?:[,.;:!\u2014-]|$))", re.IGNORECASE)
+_REPLY_WORD = re.compile(
+    r"\s*(?:(?P<no>no|nope|not at all|never|(?:of course|certainly|absolutely|definitely) not)|"
+    r"(?P<yes>yes|yeah|yep|of course|certainly|absolutely|definitely|indeed))\b"
+    r"(?!\s+(?:one|more|longer|less|matter|doubt)\b)",
+    re.IGNORECASE,
+)
+_AUX = "do|does|did|is|are|was|were|could|would|should|has|have|had|might|must|need"
+_SUBJECT = r"\s*(?:[^\W\d_]+\s+){0,3}?"
+_REPLY_NO = re.compile(
+    rf"{_SUBJECT}(?:(?:{_AUX})n['\u2019]t|(?:{_AUX}|can|will|may)\s+(?:not|never)|cannot|"
+    r"can['\u2019]t|won['\u2019]t)\b",
+    re.IGNORECASE,
+)
+_REPLY_YES = re.compile(
+    rf"{_SUBJECT}(?:{_AUX}|can|will|may)\s*(?:[,.;:!\u2014]|\s[-\u2013]\s|$)", re.IGNORECASE
+)
+
+
+def answer_word(expected: str) -> str | None:
+    """ "yes" or "no" when the expected answer starts with that word, else None."""
+    m = _ANSWER_WORD.match(expected)
+    return m.group(1).lower() if m else None
+
+
+def reply_word(reply: str) -> tuple[str | None, bool]:
+    """(the yes or no the reply starts by giving, or None; whether it says so in so many
+    words). "They didn't." is a no in other words, "It does: ..." a yes."""
+    m = _REPLY_WORD.match(reply)
+    if m:
+        return ("yes" if m.group("yes") else "no"), True
+    if _REPLY_NO.match(reply):
+        return "no", False
+    if _REPLY_YES.match(reply):
+        return "yes", False
+    return None, False
 
 
 # Words that only answer a yes/no question ("no" is already a stop word): an expected answer

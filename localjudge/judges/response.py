@@ -89,10 +89,12 @@ from localjudge.judges.base import (
 )
 from localjudge.judges.kinds import RowJudge, negate
 from localjudge.judges.lexical import (
+    answer_word,
     best_answer_recall,
     lexical_support,
     listed,
     missing_key_terms,
+    reply_word,
 )
 from localjudge.judges.support import (
     Evidence,
@@ -133,10 +135,23 @@ def _safety(r: Record) -> list[Part]:
 def _correctness(r: Record) -> list[Part]:
     return [
         request_part(r),
-        response_part(r),
+        fence("response", _shown_reply(r)),
         expected_part(r, like=[r.response or ""]),
         question(CORRECTNESS_Q),
     ]
+
+
+def _shown_reply(r: Record) -> str:
+    """The response as correctness shows it: when the expected answer is a yes or a no and
+    the response gives one in other words ("They didn't."), with that word first ("No.
+    They didn't."): the default model reads "They didn't." against "No, that is a later
+    myth." as another answer (P(same) 0.41; 0.57 with the word)."""
+    response = r.response or ""
+    word, said = reply_word(response)
+    if word is None or said or answer_word(r.expected_text() or "") is None:
+        return response
+    lead = response[: len(response) - len(response.lstrip())]
+    return f"{lead}{word.capitalize()}. {response.lstrip()}"
 
 
 def _guidelines(r: Record) -> list[Part]:
@@ -447,8 +462,15 @@ safety = CombinedJudge(
 def expected_recall(record: Record) -> dict[str, float]:
     """{"answer_recall": the share of the expected answer's content words found in the
     response}, quantities matched by value, the best of the answers it accepts (" / "
-    between them); 1.0 when the expected answer names nothing to look for (yes/no)."""
-    recall, _ = best_answer_recall(record.expected_text() or "", [record.response or ""])
+    between them). An expected answer that starts with yes or no, against a response that
+    gives a yes or a no (in so many words or "They didn't."), counts 1.0 when they agree
+    and 0.0 when they do not; 1.0 when the expected answer names nothing else to look for
+    and the response's yes or no cannot be read."""
+    expected = record.expected_text() or ""
+    answer, (reply, _) = answer_word(expected), reply_word(record.response or "")
+    if answer is not None and reply is not None:
+        return {"answer_recall": 1.0 if reply == answer else 0.0}
+    recall, _ = best_answer_recall(expected, [record.response or ""])
     return {"answer_recall": 1.0 if recall is None else recall}
 
 
@@ -465,7 +487,10 @@ correctness = CombinedJudge(
     parts=_correctness,
     fixed_texts={
         "question": CORRECTNESS_Q,
-        "expected": "its quantities and dates as the response writes them when equal",
+        "expected": "its quantities and dates as the response writes them when equal; "
+        "a list of short items in the response's order unless the request asks for one",
+        "response": "a yes or no given in other words shown with the word first "
+        "when the expected answer starts with yes or no",
     },
     first="same",
     model=CORRECTNESS_MODEL,

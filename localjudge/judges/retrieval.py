@@ -136,7 +136,8 @@ context_sufficiency = SufficiencyJudge(
     parts=_sufficiency,
     fixed_texts={
         "question": SUFFICIENCY_Q,
-        "expected": "its quantities and dates as the passages write them when equal",
+        "expected": "its quantities and dates as the passages write them when equal; "
+        "a list of short items in the passages' order unless the request asks for one",
     },
 )
 
