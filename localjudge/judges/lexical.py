@@ -658,8 +658,9 @@ def _item_at(item: str, keys: Sequence[str]) -> int | None:
     own = [key for word, key in _words(item) if word not in STOPWORDS]
     if not own:
         return None
+    first, width = own[0], len(own)
     return next(
-        (i for i in range(len(keys) - len(own) + 1) if list(keys[i : i + len(own)]) == own),
+        (i for i, key in enumerate(keys) if key == first and list(keys[i : i + width]) == own),
         None,
     )
 
