@@ -730,9 +730,24 @@ def listed(words: Sequence[str], limit: int = 8) -> str:
 # myth."), and a reply that gives it in so many words or in other words, as replies to a
 # yes/no question usually do ("They didn't.", "It does: ...", "Ostriches cannot fly").
 _ANSWER_WORD = re.compile(r"\s*(yes|no)\b(?=\s*(?:[,.;:!\u2014-]|$))", re.IGNORECASE)
+# Words that give a yes or a no on their own: read here, and by groundedness, which judges
+# a reply made of one of them with the sentence after it (judges/response.py).
+YES_WORDS = (
+    "yes",
+    "yeah",
+    "yep",
+    "sure",
+    "certainly",
+    "absolutely",
+    "definitely",
+    "of course",
+    "indeed",
+    "correct",
+)
+NO_WORDS = ("no", "nope", "never", "not at all", "not really", "not quite")
+EMPHATIC_NO = "(?:of course|certainly|absolutely|definitely) not"
 _REPLY_WORD = re.compile(
-    r"\s*(?:(?P<no>no|nope|not at all|never|(?:of course|certainly|absolutely|definitely) not)|"
-    r"(?P<yes>yes|yeah|yep|of course|certainly|absolutely|definitely|indeed))\b"
+    rf"\s*(?:(?P<no>{EMPHATIC_NO}|{'|'.join(NO_WORDS)})|(?P<yes>{'|'.join(YES_WORDS)}))\b"
     r"(?!\s+(?:one|more|longer|less|matter|doubt)\b)",
     re.IGNORECASE,
 )

@@ -89,6 +89,9 @@ from localjudge.judges.base import (
 )
 from localjudge.judges.kinds import RowJudge, negate
 from localjudge.judges.lexical import (
+    EMPHATIC_NO,
+    NO_WORDS,
+    YES_WORDS,
     answer_word,
     best_answer_recall,
     lexical_support,
@@ -199,9 +202,7 @@ def grounded_p(best: Sequence[float]) -> float:
 # answers the request, and the sentence after it says what it means ("Yes. The fee is the
 # same for your own games."). Such a reply is judged with the sentence that follows it.
 _POLAR_REPLY = re.compile(
-    r"(?:yes|no|yeah|yep|nope|sure|certainly|absolutely|definitely|of course|indeed|"
-    r"correct|not really|not quite)[.!]*",
-    re.IGNORECASE,
+    rf"(?:{EMPHATIC_NO}|{'|'.join(NO_WORDS + YES_WORDS)})[.!]*", re.IGNORECASE
 )
 
 
