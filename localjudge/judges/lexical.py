@@ -684,21 +684,17 @@ def align_list_order(text: str, reference: str) -> str:
     keys = [key for word, key in _words(reference) if word not in STOPWORDS]
     if _item_at(body, keys) is not None:
         return text  # the reference writes it so: one name ("the Beaver and Erie Canal")
-    found = [_item_at(item, keys) for item in items]
-    places = [at for at in found if at is not None]
+    places = [at for at in (_item_at(item, keys) for item in items) if at is not None]
     if len(places) < len(items) or len(set(places)) < len(places) or places == sorted(places):
         return text
-    order = sorted(items, key=lambda item: places[items.index(item)])
-    first = items[0][:1].isupper()
-    shown = []
-    for i, item in enumerate(order):
-        if i == 0 and first:
-            item = item[:1].upper() + item[1:]
-        elif i and item is items[0]:  # capitalised as the first word: as the reference
-            seen = re.search(rf"\b{re.escape(item)}\b", reference, re.IGNORECASE)
-            if seen and seen.group(0)[:1].islower():
-                item = item[:1].lower() + item[1:]
-        shown.append(item)
+    order = sorted(range(len(items)), key=places.__getitem__)
+    shown = [items[k] for k in order]
+    if items[0][:1].isupper():
+        shown[0] = shown[0][:1].upper() + shown[0][1:]
+        moved = order.index(0)  # capitalised as the first word: now cased as the reference
+        seen = re.search(rf"\b{re.escape(items[0])}\b", reference, re.IGNORECASE)
+        if moved and seen and seen.group(0)[:1].islower():
+            shown[moved] = items[0][:1].lower() + items[0][1:]
     joined = shown[0] + "".join(sep + item for sep, item in zip(separators, shown[1:], strict=True))
     lead = text[: len(text) - len(text.lstrip())]
     return lead + joined + end + text[len(text.rstrip()) :]
