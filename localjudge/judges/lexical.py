@@ -107,16 +107,20 @@ _UNIT_WORDS = {
 }
 
 
-# Quantities with a unit are matched by value, in one base unit per kind: "two weeks" is found in
-# "14 days", "half an hour" in "30 minutes", "1.5 l" in "1,500 ml", "1.5 m³" in "1,500 litres", "a
-# quarter of a kilogram" in "250 g", "86 °F" in "30 °C" (temperatures in degrees Celsius, to a tenth
-# of a degree: conversions that are exact, not rounded ones such as 350 °F for 180 °C); "30 feet" in
-# "about 9 metres" (inches, feet, yards and miles against metric lengths, within
-# IMPERIAL_TOLERANCE). A number with a scale word is its value ("two and a half thousand" is 2500;
-# "three hundred and sixty-six" is 366). "full" or "whole" before the unit changes nothing ("a full
-# day" is "24 hours"). Such a phrase is one word of the text, listed as written when it is not
-# found; it is also found when each of its words is (the matching before quantities).
+# Quantities with a unit are matched by value, in one base unit per kind: "two weeks" is
+# found in "14 days", "half an hour" in "30 minutes", "1.5 l" in "1,500 ml", "1.5 m³" in
+# "1,500 litres", "a quarter of a kilogram" in "250 g", "86 °F" in "30 °C" (temperatures in
+# degrees Celsius, to a tenth of a degree: conversions that are exact, not rounded ones such
+# as 350 °F for 180 °C); "30 feet" in "about 9 metres" (inches, feet, yards and miles
+# against metric lengths, and miles per hour against metric speeds: "4 mph" is "6.4 km/h",
+# within IMPERIAL_TOLERANCE). A number with a scale word is its value ("two and a half
+# thousand" is 2500; "three hundred and sixty-six" is 366). "full" or "whole" before the unit
+# changes nothing ("a full day" is "24 hours"). Such a phrase is one word of the text, listed
+# as written when it is not found; it is also found when each of its words is (the matching
+# before quantities). A hedge before it ("about", "just under") is part of it
+# (APPROX_TOLERANCE).
 _FAHRENHEIT = ("degrees fahrenheit", "degree fahrenheit", "fahrenheit")
+_MPH = ("mph", "mile per hour", "miles per hour", "mile an hour", "miles an hour")
 _UNITS: dict[str, tuple[float, str]] = {
     "degrees celsius": (1, "celsius"),
     "degree celsius": (1, "celsius"),
@@ -174,8 +178,36 @@ _UNITS: dict[str, tuple[float, str]] = {
     "ft": (0.3048, "metres"),
     "yard": (0.9144, "metres"),
     "mile": (1609.344, "metres"),
+    # speeds, in metres per second; miles per hour matched to metric speeds as imperial
+    # lengths are to metric ones. A plural inside the unit is listed as written.
+    **{unit: (1609.344 / 3600, "m/s") for unit in _MPH},
+    **{
+        unit: (1 / 3.6, "m/s")
+        for unit in (
+            "km/h",
+            "kmh",
+            "kph",
+            "km per hour",
+            "kilometre per hour",
+            "kilometres per hour",
+            "kilometer per hour",
+            "kilometers per hour",
+            "kilometres an hour",
+            "kilometers an hour",
+        )
+    },
+    **{
+        unit: (1.0, "m/s")
+        for unit in (
+            "m/s",
+            "metre per second",
+            "metres per second",
+            "meter per second",
+            "meters per second",
+        )
+    },
 }
-_IMPERIAL = frozenset({"inch", "foot", "feet", "ft", "yard", "mile"})
+_IMPERIAL = frozenset({"inch", "foot", "feet", "ft", "yard", "mile", *_MPH})
 # A length converted between imperial and metric units is nearly always rounded ("30 feet"
 # is "about 9 metres"): such a pair matches when the values are within this share of each
 # other. Within one system, values match only when equal.
@@ -493,6 +525,8 @@ def _words(text: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     at = 0
     for start, end, key in _phrases(folded):
+        hedge = _HEDGE_BEFORE.search(folded, at, start) if _measure(key) else None
+        start = hedge.start() if hedge else start  # "about 9 metres" is one word
         out += _plain_words(folded[at:start])
         out.append((" ".join(folded[start:end].split()), key))
         at = end
@@ -529,6 +563,42 @@ def _near(key: str, other: str) -> bool:
     return abs(a[1] - b[1]) <= IMPERIAL_TOLERANCE * max(a[1], b[1])
 
 
+# A quantity given as approximate ("about 9 metres", "just under 2 miles", "nearly an hour")
+# is found in evidence that gives a value within APPROX_TOLERANCE of it, on the side its
+# hedge allows: "just under 2 miles" in "3 km" (1.86 miles), not in "3.5 km" (2.17 miles).
+# The hedge is part of the quantity's word, not a content word the evidence must repeat.
+# Temperatures are not loosened ("about 38 °C" is not 37 °C). Only the text's own hedge
+# loosens the match: "8,849 metres" is not found in "about 8,800 metres".
+APPROX_TOLERANCE = 0.1
+_BELOW = ("nearly", "almost", "just under", "a little under", "just short of", "just below")
+_ABOVE = ("just over", "a little over", "just above", "a little more than", "slightly more than")
+_AROUND = ("about", "around", "roughly", "approximately", "approx", "circa", "close to")
+_HEDGE = "|".join(sorted((*_BELOW, *_ABOVE, *_AROUND), key=len, reverse=True))
+_HEDGE_BEFORE = re.compile(rf"\b(?:{_HEDGE})\.?\s+$", re.IGNORECASE)
+_HEDGE_START = re.compile(rf"(?:{_HEDGE})\b")
+
+
+def _within(hedge: str, key: str, other: str) -> bool:
+    """Whether `other`, a quantity of the evidence, is what `key`, hedged by `hedge`
+    ("about", "just under", ...), allows (APPROX_TOLERANCE)."""
+    a, b = _measure(key), _measure(other)
+    if a is None or b is None or a[2] != b[2] or a[2] == "celsius":
+        return False  # a temperature has no zero to be a share of: "about 38 °C" is not 37
+    x, y = a[1], b[1]
+    slack = IMPERIAL_TOLERANCE * abs(x) if a[0] != b[0] else 0.0  # a rounded conversion
+    if hedge in _BELOW:
+        return x - APPROX_TOLERANCE * abs(x) <= y <= x + slack
+    if hedge in _ABOVE:
+        return x - slack <= y <= x + APPROX_TOLERANCE * abs(x)
+    return abs(x - y) <= APPROX_TOLERANCE * max(abs(x), abs(y))
+
+
+def _hedge(word: str) -> str | None:
+    """The hedge a quantity's word starts with ("about 9 metres" -> "about"), if any."""
+    m = _HEDGE_START.match(word)
+    return " ".join(m.group(0).split()) if m else None
+
+
 def _known(evidence: Iterable[str]) -> set[str]:
     """Every key the evidence offers: its words' and its quantities'."""
     folded = _fold(" ".join(evidence))
@@ -541,17 +611,22 @@ def _found(word: str, key: str, known: set[str]) -> bool:
     # were read as one ("a month" is found in "every month").
     if key.startswith(("q:", "q~:")) and any(_near(key, k) for k in known):
         return True  # an imperial length and a metric one, rounded (IMPERIAL_TOLERANCE)
-    if word.startswith(("-", "minus ")):
+    hedge = _hedge(word) if key.startswith(("q:", "q~:")) else None
+    if hedge is not None and any(_within(hedge, key, k) for k in known):
+        return True  # "about 9 metres" in "9.2 m" (APPROX_TOLERANCE)
+    bare = word[len(hedge) :].lstrip(" .") if hedge is not None else word
+    if bare.startswith(("-", "minus ")):
         return key in known  # the words of "-18 °C" are those of "18 °C"
     return key in known or all(
-        k in known for w, k in _plain_words(word) if w not in STOPWORDS or w == word
+        k in known for w, k in _plain_words(bare) if w not in STOPWORDS or w == bare
     )
 
 
 # Quantities and dates in a claim are shown to the model as its reference writes them: the
 # default model reads "105 minutes" against "1 hour 45 minutes", or "half an hour" against
-# "30 minutes", as different, where any reader sees the same value. Only an equal value is
-# rewritten, so the claim says what it said; a changed value is left for the model to see.
+# "30 minutes", as different, where any reader sees the same value. Only an equal value (or
+# a hedged one within its hedge) is rewritten, so the claim says what it said; a changed
+# value is left for the model to see.
 _ONE = {"a": "1", "an": "1"}
 
 
@@ -628,8 +703,9 @@ def align_quantities(text: str, reference: Iterable[str]) -> str:
     """`text` with each quantity and full date that `reference` holds with the same value,
     written another way, in the reference's words: "Half an hour in the clamps" -> "30
     minutes in the clamps" when the reference says "30 minutes"; "86 °F" -> "30 °C"; "1
-    October 2026" -> "01/10/2026". A phrase that the reference also writes as the text does
-    (up to spelling and order) is left as it is, as is everything else."""
+    October 2026" -> "01/10/2026"; a hedged one that the reference holds within its hedge,
+    hedge and all: "Just under 2 miles" -> "3 km". A phrase that the reference also writes
+    as the text does (up to spelling and order) is left as it is, as is everything else."""
     spans = _spans(text)
     forms = _forms(reference) if spans else {}
     parts: list[str] = []
@@ -637,6 +713,11 @@ def align_quantities(text: str, reference: Iterable[str]) -> str:
     start = len(text) - len(text.lstrip())  # a phrase here begins the text
     for a, b, key, _ in spans:
         written = forms.get(key) or [f for k, fs in forms.items() if _near(key, k) for f in fs]
+        hedge = _HEDGE_BEFORE.search(text, at, a) if _measure(key) and not written else None
+        if hedge is not None:  # "Just under 2 miles" -> "3 km": the hedge goes with it
+            word = _hedge(hedge.group(0).casefold()) or ""
+            written = [f for k, fs in forms.items() if _within(word, key, k) for f in fs]
+            a = hedge.start() if written else a
         if written and not any(_spelt_alike(text[a:b], form) for form in written):
             parts += [text[at:a], _cased(written[0], text[a:b], a <= start)]
             at = b
