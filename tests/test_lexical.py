@@ -224,6 +224,16 @@ def test_a_different_value_is_not_found(expected: str, passage: str) -> None:
     assert recall is not None and recall < 1.0
 
 
+def test_answer_recall_reads_each_quantity_once_and_typographic_spaces_as_spaces() -> None:
+    # two quantities side by side are not read again as their sum (21,935 metres)
+    assert answer_recall("10,935 metres (11 km).", ["It is 10,935 m deep."]) == (
+        0.5,
+        ["11 km"],
+    )
+    assert answer_recall("March\u00a01,\u00a02018", ["on 1 March 2018"]) == (1.0, [])
+    assert answer_recall("March\u00a01,\u00a02018", ["March 18, 2018"])[0] == 0.0
+
+
 def test_dates_and_quantities_next_to_each_other_keep_every_word() -> None:
     words = content_words("It rained 5 mm on 2 May 2024 and 3 mm on May 3, 2024.")
     assert words == ["rained", "5 mm", "2 may 2024", "3 mm", "may 3, 2024"]

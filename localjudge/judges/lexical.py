@@ -365,9 +365,15 @@ def _cardinal(m: re.Match[str]) -> str:
     return str(total + current)
 
 
-# The folding steps after case-folding, in order: unit symbols spelt out, "1,000" as "1000",
-# numbers in words as digits ("three hundred and sixty-six", "twenty-three").
+# A no-break, thin or other typographic space reads as a space: "March\u00a01,\u00a02018" is
+# a date.
+_SPACE = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
+
+# The folding steps after case-folding, in order: typographic spaces as " ", unit symbols
+# spelt out, "1,000" as "1000", numbers in words as digits ("three hundred and sixty-six",
+# "twenty-three").
 _FOLD_STEPS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+    (_SPACE, lambda m: " "),
     (_SYMBOL, lambda m: _SYMBOL_WORDS[m.group(0)]),
     (_THOUSANDS, lambda m: ""),
     (_CARDINAL, _cardinal),
@@ -790,10 +796,14 @@ def lexical_support(text: str, evidence: Iterable[str]) -> tuple[float, list[str
     """(share of `text`'s content words that occur in `evidence`, the words that do not,
     each once, in order of appearance). A text without content words is fully supported.
     Words match by their key: the same word, or the same quantity written differently."""
-    known = _known(evidence)
-    words = [(w, key) for w, key in _words(text) if w not in STOPWORDS]
+    return _support([(w, key) for w, key in _words(text) if w not in STOPWORDS], evidence)
+
+
+def _support(words: Sequence[tuple[str, str]], evidence: Iterable[str]) -> tuple[float, list[str]]:
+    """lexical_support of words already read (word, key)."""
     if not words:
         return 1.0, []
+    known = _known(evidence)
     missing = [w for w, key in words if not _found(w, key, known)]
     return 1.0 - len(missing) / len(words), list(dict.fromkeys(missing))
 
@@ -868,10 +878,12 @@ def answer_recall(expected: str, passages: Iterable[str]) -> tuple[float | None,
     """(share of the expected answer's content words that occur in the passages, the words
     that do not). None when the answer has no content words beyond yes/no/true/false: then
     the words say nothing about whether the passages suffice."""
-    words = [w for w in content_words(expected) if w not in POLAR_WORDS]
+    words = [(w, key) for w, key in _words(expected) if w not in STOPWORDS | POLAR_WORDS]
     if not words:
         return None, []
-    return lexical_support(" ".join(words), passages)
+    # the words as read, not joined and read again: "10,935 metres (about 11 km)" is two
+    # quantities, not one of 21,935 metres
+    return _support(words, passages)
 
 
 # An expected answer may list the answers it accepts, separated by " / " ("Gary Lewis & the
