@@ -276,7 +276,8 @@ class GroundednessJudge(LlmJudgeBase):
             "question": GROUNDEDNESS_Q,
             "splitter": "lines, then sentences; a bare yes or no joined to the next; v2",
             "layout": "request, one passage, statement, question (each statement x passage); "
-            "the statement's quantities and dates as the passage writes them when equal",
+            "the statement's quantities and dates as the passage writes them when equal or "
+            "within the statement's own hedge",
             "combine": GROUNDEDNESS_MODEL.describe()
             + "; mean and min over statements of logit(max over passages P(yes)), "
             "log_statements = log(number of statements); rating = P(yes) >= threshold",
@@ -491,7 +492,8 @@ correctness = CombinedJudge(
     parts=_correctness,
     fixed_texts={
         "question": CORRECTNESS_Q,
-        "expected": "its quantities and dates as the response writes them when equal; "
+        "expected": "its quantities and dates as the response writes them when equal or "
+        "within its own hedge; "
         "a list of short items in the response's order unless the request asks for one",
         "response": "a yes or no given in other words shown with the word first "
         "when the expected answer starts with yes or no",
@@ -503,7 +505,7 @@ correctness = CombinedJudge(
     signals=expected_recall,
     signal_texts={
         "answer_recall": "share of the expected answer's content words found in the "
-        "response (judges/lexical.py best_answer_recall); 1.0 for a yes/no answer"
+        "response (judges/lexical.py best_answer_recall; v2); 1.0 for a yes/no answer"
     },
 )
 
