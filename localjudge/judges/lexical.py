@@ -872,13 +872,14 @@ def reply_word(reply: str) -> tuple[str | None, bool]:
 # Words that only answer a yes/no question ("no" is already a stop word): an expected answer
 # made of them names nothing that passages could contain word for word.
 POLAR_WORDS = frozenset({"yes", "true", "false"})
+_NOT_ANSWER_WORDS = STOPWORDS | POLAR_WORDS  # "no" is a stopword
 
 
 def answer_recall(expected: str, passages: Iterable[str]) -> tuple[float | None, list[str]]:
     """(share of the expected answer's content words that occur in the passages, the words
     that do not). None when the answer has no content words beyond yes/no/true/false: then
     the words say nothing about whether the passages suffice."""
-    words = [(w, key) for w, key in _words(expected) if w not in STOPWORDS | POLAR_WORDS]
+    words = [(w, key) for w, key in _words(expected) if w not in _NOT_ANSWER_WORDS]
     if not words:
         return None, []
     # the words as read, not joined and read again: "10,935 metres (about 11 km)" is two
