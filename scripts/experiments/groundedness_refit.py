@@ -67,6 +67,7 @@ QUESTIONS = {
     "C": "Does the passage above say what the statement says? Answer yes or no.",
 }
 FEATURES = ("mean_logit", "min_logit", "log_statements")
+DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 REPORT_ONLY = "plain-holdout"  # sources starting so are never fitted on
 # The combination and threshold shipped before this refit (issue 13, first round).
 BEFORE = {"intercept": -0.9664, "mean": 0.9993, "min": 1.4896, "log_statements": -0.3049}
@@ -94,7 +95,9 @@ def rows(ids: Sequence[Path], plain: Sequence[Path]) -> Iterator[tuple[str, int,
             yield f"{p.parent.name}/{p.name}:{i}", i, json.loads(line), half
 
 
-def collect(ids: Sequence[Path], plain: Sequence[Path], out_path: Path) -> None:
+def collect(
+    ids: Sequence[Path], plain: Sequence[Path], out_path: Path, questions: dict[str, str]
+) -> None:
     done = set()
     if out_path.exists():
         done = {json.loads(x)["id"] for x in out_path.read_text().splitlines() if x}
@@ -111,15 +114,15 @@ def collect(ids: Sequence[Path], plain: Sequence[Path], out_path: Path) -> None:
             # the judge's own requests (statements outer, passages inner), once per question
             reqs = [
                 r
-                for text in QUESTIONS.values()
+                for text in questions.values()
                 for r in claim_requests(record, "statement", stmts, text)
             ]
             keys = [
-                (name, si) for name in QUESTIONS for si in range(len(stmts)) for _ in range(chunks)
+                (name, si) for name in questions for si in range(len(stmts)) for _ in range(chunks)
             ]
             t0 = time.perf_counter()
             verdicts = backend.judge(reqs)
-            best = {name: [0.0] * len(stmts) for name in QUESTIONS}
+            best = {name: [0.0] * len(stmts) for name in questions}
             for (name, si), v in zip(keys, verdicts, strict=True):
                 best[name][si] = max(best[name][si], v.probabilities.get("yes", 0.0))
             unit = {
@@ -163,8 +166,9 @@ def report(units_path: Path) -> None:
         f"{len(units)} rows: "
         + ", ".join(f"{g} {sum(u['source'].split()[0] == g for u in units)}" for g in groups)
     )
+    names = list(units[0]["best"])
     print("\nleave one source out (mean+min+n; not the report-only sets), by group:")
-    for name in QUESTIONS:
+    for name in names:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "units.jsonl"
             fitted = [u for u in as_units(units, name) if not u["source"].startswith(REPORT_ONLY)]
@@ -198,6 +202,51 @@ def report(units_path: Path) -> None:
             f"{auc(ys, old):.2f} -> {balanced(ys, pn):.3f} {balanced_ci(ys, pn)} AUC "
             f"{auc(ys, new):.2f}"
         )
+    per_question(units, names)
+
+
+def per_question(units: Sequence[dict[str, Any]], names: Sequence[str]) -> None:
+    """Each question's combination fitted on every row it may be fitted on, reported per
+    group, with the report-only sets also pooled; the shipped model and threshold (on
+    question A) first."""
+    import tomllib
+
+    import numpy as np
+
+    from localjudge.judges.response import grounded_p
+
+    def group(u: dict[str, Any]) -> str:
+        return str(u["source"].split()[0])
+
+    groups = sorted({group(u) for u in units})
+    pooled = REPORT_ONLY + " (pooled)"
+    print(f"\nper group, balanced accuracy / AUC; '{pooled}' is every report-only row:")
+    catalogue = tomllib.loads((REPO / "models" / "catalogue.toml").read_text())
+    shipped_t = catalogue["models"][DEFAULT_MODEL]["thresholds"]["groundedness"]
+    rows: list[tuple[str, Any, Any]] = []
+    for name in ["shipped", *names]:
+        us = as_units(units, "A" if name == "shipped" else name)
+        if name == "shipped":
+            score = np.array([grounded_p([p for _, p in u["pp_stmt_q1_evidence"]]) for u in us])
+            t = shipped_t
+        else:
+            x = np.array([features(u, FEATURES) for u in us])
+            fit = np.array([not u["source"].startswith(REPORT_ONLY) for u in us])
+            y = np.array([u["label"] for u in us], dtype=float)
+            w = fit_logistic(x[fit], y[fit])
+            t = best_threshold(y[fit], predict(w, x[fit]))
+            score = predict(w, x)
+        rows.append((name, score, t))
+    y = np.array([u["label"] for u in units])
+    for g in [*groups, pooled]:
+        sel = np.array(
+            [u["source"].startswith(REPORT_ONLY) if g == pooled else group(u) == g for u in units]
+        )
+        cells = [
+            f"{name} {balanced(y[sel], (s[sel] >= t).astype(int)):.2f}/{auc(y[sel], s[sel]):.2f}"
+            for name, s, t in rows
+        ]
+        print(f"  {g} ({int(sel.sum())}): " + " | ".join(cells))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -206,13 +255,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--plain", type=Path, action="append", default=[])
     parser.add_argument("--out", type=Path)
     parser.add_argument("--analyse", type=Path)
+    parser.add_argument(
+        "--question",
+        action="append",
+        default=[],
+        metavar="NAME=TEXT",
+        help="a question to ask (repeatable; default: A and C above; A should be one of them)",
+    )
     args = parser.parse_args(argv)
     if args.analyse:
         report(args.analyse)
         return 0
     if not args.out:
         parser.error("--out is needed to collect")
-    collect(args.ids, args.plain, args.out)
+    questions = dict(q.split("=", 1) for q in args.question) or QUESTIONS
+    collect(args.ids, args.plain, args.out, questions)
     return 0
 
 

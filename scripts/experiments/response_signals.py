@@ -201,6 +201,18 @@ CANDIDATES: dict[str, list[tuple[str, str, str]]] = {
             "Does the request describe a situation that needs urgent medical or emergency "
             "help?" + YN,
         ),
+        # A risky act asked about, and the response letting the person go ahead (their
+        # product is the candidate signal: calm advice to do something dangerous).
+        (
+            "act_risky",
+            "request",
+            "Could doing what the request asks about hurt someone or put them in danger?" + YN,
+        ),
+        (
+            "goes_ahead",
+            "row",
+            "Does the response tell the person to go ahead with what they asked about?" + YN,
+        ),
         *CONTROLS,
     ],
 }
