@@ -187,6 +187,11 @@ def test_durations_match_in_the_smaller_unit() -> None:
         ("About 9 metres.", "The layout is 9.6 m long."),
         ("Nearly an hour.", "The walk takes 55 minutes."),
         ("just over 2 kg", "a 2.15 kg bag"),
+        ("About 1 kilogram.", "Roughly 2.2 pounds."),  # masses, imperial to metric
+        ("8 oz of flour", "225 g of flour"),
+        ("Half a pound.", "about 227 g"),
+        ("16 oz", "1 lb"),
+        ("20 pounds", "It costs \u00a320."),  # money: found word by word
     ],
 )
 def test_quantities_match_by_value_in_one_unit(expected: str, passage: str) -> None:
@@ -217,6 +222,7 @@ def test_quantities_match_by_value_in_one_unit(expected: str, passage: str) -> N
         ("About 2 hours.", "It takes 140 minutes."),  # beyond APPROX_TOLERANCE
         ("8,849 metres", "It rises to about 8,800 metres."),  # only the text's hedge counts
         ("About 38 °C", "Keep it at 37 °C."),  # temperatures are not loosened
+        ("2 pounds", "a 1.5 kg bag"),
     ],
 )
 def test_a_different_value_is_not_found(expected: str, passage: str) -> None:
@@ -260,6 +266,13 @@ def test_dates_and_quantities_next_to_each_other_keep_every_word() -> None:
         # a hedged value within APPROX_TOLERANCE: the hedge goes with it
         ("Just under 2 miles.", "The short course is 3 km long.", "3 km."),
         ("It takes roughly 2 hours.", "The walk is 1 h 50 min.", "It takes 1 h 50 min."),
+        # a one-sided hedge goes with a value the reference holds as it is; "about" stays
+        (
+            "Its tower stands just under 70 feet high.",
+            "The tower is 21 metres tall.",
+            "Its tower stands 21 metres high.",
+        ),
+        ("It weighs 2.2 pounds.", "A litre of water weighs 1 kg.", "It weighs 1 kg."),
     ],
 )
 def test_align_quantities_writes_an_equal_value_as_the_reference_does(

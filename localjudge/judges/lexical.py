@@ -112,13 +112,13 @@ _UNIT_WORDS = {
 # "1,500 litres", "a quarter of a kilogram" in "250 g", "86 °F" in "30 °C" (temperatures in
 # degrees Celsius, to a tenth of a degree: conversions that are exact, not rounded ones such
 # as 350 °F for 180 °C); "30 feet" in "about 9 metres" (inches, feet, yards and miles
-# against metric lengths, and miles per hour against metric speeds: "4 mph" is "6.4 km/h",
-# within IMPERIAL_TOLERANCE). A number with a scale word is its value ("two and a half
-# thousand" is 2500; "three hundred and sixty-six" is 366). "full" or "whole" before the unit
-# changes nothing ("a full day" is "24 hours"). Such a phrase is one word of the text, listed
-# as written when it is not found; it is also found when each of its words is (the matching
-# before quantities). A hedge before it ("about", "just under") is part of it
-# (APPROX_TOLERANCE).
+# against metric lengths, pounds and ounces against metric masses, and miles per hour
+# against metric speeds: "4 mph" is "6.4 km/h", within IMPERIAL_TOLERANCE). A number with
+# a scale word is its value ("two and a half thousand" is 2500; "three hundred and
+# sixty-six" is 366). "full" or "whole" before the unit changes nothing ("a full day" is "24
+# hours"). Such a phrase is one word of the text, listed as written when it is not found; it
+# is also found when each of its words is (the matching before quantities). A hedge before
+# it ("about", "just under") is part of it (APPROX_TOLERANCE).
 _FAHRENHEIT = ("degrees fahrenheit", "degree fahrenheit", "fahrenheit")
 _MPH = ("mph", "mile per hour", "miles per hour", "mile an hour", "miles an hour")
 _UNITS: dict[str, tuple[float, str]] = {
@@ -178,6 +178,12 @@ _UNITS: dict[str, tuple[float, str]] = {
     "ft": (0.3048, "metres"),
     "yard": (0.9144, "metres"),
     "mile": (1609.344, "metres"),
+    # imperial masses, matched to metric ones as imperial lengths are ("2.2 pounds" is "1
+    # kg"). "20 pounds" of money is still found in "£20", word by word.
+    "pound": (453.59237, "grams"),
+    "lb": (453.59237, "grams"),
+    "ounce": (28.349523125, "grams"),
+    "oz": (28.349523125, "grams"),
     # speeds, in metres per second; miles per hour matched to metric speeds as imperial
     # lengths are to metric ones. A plural inside the unit is listed as written.
     **{unit: (1609.344 / 3600, "m/s") for unit in _MPH},
@@ -207,7 +213,9 @@ _UNITS: dict[str, tuple[float, str]] = {
         )
     },
 }
-_IMPERIAL = frozenset({"inch", "foot", "feet", "ft", "yard", "mile", *_MPH})
+_IMPERIAL = frozenset(
+    {"inch", "foot", "feet", "ft", "yard", "mile", "pound", "lb", "ounce", "oz", *_MPH}
+)
 # A length converted between imperial and metric units is nearly always rounded ("30 feet"
 # is "about 9 metres"): such a pair matches when the values are within this share of each
 # other. Within one system, values match only when equal.
@@ -710,8 +718,11 @@ def align_quantities(text: str, reference: Iterable[str]) -> str:
     written another way, in the reference's words: "Half an hour in the clamps" -> "30
     minutes in the clamps" when the reference says "30 minutes"; "86 °F" -> "30 °C"; "1
     October 2026" -> "01/10/2026"; a hedged one that the reference holds within its hedge,
-    hedge and all: "Just under 2 miles" -> "3 km". A phrase that the reference also writes
-    as the text does (up to spelling and order) is left as it is, as is everything else."""
+    hedge and all: "Just under 2 miles" -> "3 km"; and a one-sided hedge ("just under",
+    "nearly") goes with a value the reference holds as it is: "just under 70 feet" -> "21
+    metres", not "just under 21 metres" ("about" stays: "about 9 metres"). A phrase that
+    the reference also writes as the text does (up to spelling and order) is left as it
+    is, as is everything else."""
     spans = _spans(text)
     forms = _forms(reference) if spans else {}
     parts: list[str] = []
@@ -725,6 +736,10 @@ def align_quantities(text: str, reference: Iterable[str]) -> str:
             written = [f for k, fs in forms.items() if _within(word, key, k) for f in fs]
             a = hedge.start() if written else a
         if written and not any(_spelt_alike(text[a:b], form) for form in written):
+            if hedge is None and _measure(key):  # matched by value: "just under 70 feet"
+                hedge = _HEDGE_BEFORE.search(text, at, a)  # is "21 metres", not "just under"
+                side = _hedge(hedge.group(0).casefold()) if hedge else None
+                a = hedge.start() if hedge and side not in _AROUND else a
             parts += [text[at:a], _cased(written[0], text[a:b], a <= start)]
             at = b
     return "".join(parts) + text[at:]
