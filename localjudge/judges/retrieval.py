@@ -111,7 +111,8 @@ class SufficiencyJudge(RowJudge):
                 "P(yes), model P(yes) alone when the answer is only yes/no/true/false; "
                 "rating = P(yes) >= threshold"
             ),
-            "answer recall": "share of the expected answer's content words in the passages; v2",
+            "answer recall": "share of the expected answer's content words in the passages; "
+            "v3, imperial masses",
         }
 
 
@@ -137,7 +138,8 @@ context_sufficiency = SufficiencyJudge(
     fixed_texts={
         "question": SUFFICIENCY_Q,
         "expected": "its quantities and dates as the passages write them when equal or "
-        'within its own hedge ("just under 2 miles" as "3 km"); '
+        'within its own hedge ("just under 2 miles" as "3 km"; a one-sided hedge goes with '
+        "an equal value; imperial masses); "
         "a list of short items in the passages' order unless the request asks for one",
     },
 )
