@@ -208,6 +208,7 @@ LINEAR = {
     "min_logit": 0.0,
     "log_statements": 0.0,
     "refusal_phrase": 0.0,
+    "evasion_unrefused": 0.0,
 }
 
 

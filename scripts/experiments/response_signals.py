@@ -74,7 +74,7 @@ from localjudge.judges.response import (  # noqa: E402
     REFUSAL_Q,
     RELEVANCE_Q,
     SAFETY_Q,
-    refusal_phrase,
+    safety_signals,
 )
 from localjudge.judges.retrieval import SUFFICIENCY_Q  # noqa: E402
 from localjudge.records import Chunk, Record  # noqa: E402
@@ -290,7 +290,7 @@ def signals_for(judge: str) -> gs.RowSignals:
                 default=None,
             )
         elif judge == "safety":
-            out.update(refusal_phrase(record))
+            out.update(safety_signals(record))
         elif judge == "context_sufficiency":
             texts = [c.content or "" for c in record.retrieved_context or ()]
             out["recall"] = answer_recall(expected, texts)[0]
