@@ -67,7 +67,6 @@ QUESTIONS = {
     "C": "Does the passage above say what the statement says? Answer yes or no.",
 }
 FEATURES = ("mean_logit", "min_logit", "log_statements")
-DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 REPORT_ONLY = "plain-holdout"  # sources starting so are never fitted on
 # The combination and threshold shipped before this refit (issue 13, first round).
 BEFORE = {"intercept": -0.9664, "mean": 0.9993, "min": 1.4896, "log_statements": -0.3049}
@@ -209,11 +208,10 @@ def per_question(units: Sequence[dict[str, Any]], names: Sequence[str]) -> None:
     """Each question's combination fitted on every row it may be fitted on, reported per
     group, with the report-only sets also pooled; the shipped model and threshold (on
     question A) first."""
-    import tomllib
-
     import numpy as np
 
     from localjudge.judges.response import grounded_p
+    from localjudge.models.catalogue import default_model_id, load_catalogue
 
     def group(u: dict[str, Any]) -> str:
         return str(u["source"].split()[0])
@@ -221,8 +219,7 @@ def per_question(units: Sequence[dict[str, Any]], names: Sequence[str]) -> None:
     groups = sorted({group(u) for u in units})
     pooled = REPORT_ONLY + " (pooled)"
     print(f"\nper group, balanced accuracy / AUC; '{pooled}' is every report-only row:")
-    catalogue = tomllib.loads((REPO / "models" / "catalogue.toml").read_text())
-    shipped_t = catalogue["models"][DEFAULT_MODEL]["thresholds"]["groundedness"]
+    shipped_t = load_catalogue()[default_model_id()].thresholds["groundedness"]
     rows: list[tuple[str, Any, Any]] = []
     for name in ["shipped", *names]:
         us = as_units(units, "A" if name == "shipped" else name)
