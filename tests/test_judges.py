@@ -163,6 +163,13 @@ def test_support_claims_show_an_equal_quantity_as_the_evidence_writes_it() -> No
         ("Yes.", ["Yes."]),
         ("It opens at 9. No.", ["It opens at 9.", "No."]),
         ("Nobody knows. It is old.", ["Nobody knows.", "It is old."]),
+        # a reply that only says there is no need, or only echoes the question's verb
+        ("There's no need. The fee is the same.", ["There's no need. The fee is the same."]),
+        ("No, you don't. It is free.", ["No, you don't. It is free."]),
+        ("Yes, you can. It is free.", ["Yes, you can. It is free."]),
+        ("It does. The fee is the same.", ["It does. The fee is the same."]),
+        ("You can bring it. It is free.", ["You can bring it.", "It is free."]),
+        ("No one knows. It is old.", ["No one knows.", "It is old."]),
     ],
 )
 def test_groundedness_judges_a_bare_yes_or_no_with_the_sentence_after_it(

@@ -203,9 +203,18 @@ def grounded_p(best: Sequence[float]) -> float:
 
 # A reply that is only "Yes." or "No." claims nothing a passage could state on its own: it
 # answers the request, and the sentence after it says what it means ("Yes. The fee is the
-# same for your own games."). Such a reply is judged with the sentence that follows it.
+# same for your own games."). Such a reply is judged with the sentence that follows it. So
+# is a reply that only says there is no need, or only echoes the question's verb with a
+# pronoun ("There's no need.", "No, you don't.", "Yes, you can.", "It does.").
+_POLAR = rf"(?:{EMPHATIC_NO}|{'|'.join(NO_WORDS + YES_WORDS)})"
+_ECHO = (
+    r"(?:i|you|we|they|it|he|she)\s+(?:(?:can|could|do|does|did|will|would|should|must|"
+    r"may|might|need|have to|are|is|am)(?:\s*n['\u2019]t|\s+not)?|cannot|can['\u2019]t|"
+    r"won['\u2019]t|needn['\u2019]t|(?:do|does)n['\u2019]t (?:need|have) to)"
+)
 _POLAR_REPLY = re.compile(
-    rf"(?:{EMPHATIC_NO}|{'|'.join(NO_WORDS + YES_WORDS)})[.!]*", re.IGNORECASE
+    rf"(?:{_POLAR}(?:[.!,]*\s+{_ECHO})?|{_ECHO}|(?:there['\u2019]s |there is )?no need)[.!]*",
+    re.IGNORECASE,
 )
 
 
