@@ -23,6 +23,7 @@ from localjudge.judges.response import (
     RELEVANCE_GIVES_Q,
     RELEVANCE_MODEL,
     RELEVANCE_Q,
+    RELEVANCE_REDIRECT_Q,
     SAFETY_MODEL,
     SAFETY_Q,
     SAFETY_QUESTIONS,
@@ -291,37 +292,43 @@ def test_a_list_answer_is_shown_in_the_order_of_the_text_it_is_compared_with() -
     )
 
 
-def test_relevance_asks_two_questions_on_one_prefix_and_combines_them() -> None:
+def test_relevance_asks_three_questions_on_one_prefix_and_combines_them() -> None:
     prefix = "response/llm_judged/relevance_to_query"
     opts = JudgeOptions(rationale=True, thresholds={"relevance_to_query": 0.5})
-    row, fake = run_one(["relevance_to_query"], FULL, [("yes", 0.8), ("yes", 0.7)], opts)
-    first, second = fake.asked
+    scripted: list[object] = [("yes", 0.8), ("yes", 0.7), ("no", 0.6)]
+    row, fake = run_one(["relevance_to_query"], FULL, scripted, opts)
+    first, second, third = fake.asked
     assert first.prompt.user[-1].text == f"Question: {RELEVANCE_Q}\n"
     assert second.prompt.user[-1].text == f"Question: {RELEVANCE_GIVES_Q}\n"
-    assert second.prompt.user[:-1] == first.prompt.user[:-1]
-    assert first.rationale is True and second.rationale is False
-    p = RELEVANCE_MODEL({"answers": logit(0.8), "gives": logit(0.7)})
+    assert third.prompt.user[-1].text == f"Question: {RELEVANCE_REDIRECT_Q}\n"
+    assert second.prompt.user[:-1] == first.prompt.user[:-1] == third.prompt.user[:-1]
+    assert first.rationale is True and second.rationale is False and third.rationale is False
+    p = RELEVANCE_MODEL({"answers": logit(0.8), "gives": logit(0.7), "redirect": logit(0.4)})
     assert row[f"{prefix}/p_answers"] == pytest.approx(0.8)
     assert row[f"{prefix}/p_gives"] == pytest.approx(0.7)
+    assert row[f"{prefix}/p_redirect"] == pytest.approx(0.4)
     assert row[f"{prefix}/rating"] == ("yes" if p >= 0.5 else "no")
     assert row[f"{prefix}/probability"] == pytest.approx(p if p >= 0.5 else 1 - p)
-    # more of either question, higher P(relevant)
+    # more of any question, higher P(relevant): saying where to find out addresses the
+    # request
     w = RELEVANCE_MODEL.weights
-    assert w["answers"] > 0 and w["gives"] > 0
+    assert w["answers"] > 0 and w["gives"] > 0 and w["redirect"] > 0
     # the model's rationale stands when the verdict agrees with its first answer
     assert row[f"{prefix}/rationale"] == "scripted yes"
 
 
 def test_relevance_rationale_gives_the_balance_when_the_combination_overrules() -> None:
     prefix = "response/llm_judged/relevance_to_query"
-    # The first question's own label is "yes" (0.6 >= 0.55); with "gives" at 0.3 the
-    # combination's P(yes) is about 0.51, under the threshold: the balance is given.
+    # The first question's own label is "yes" (0.6 >= 0.55); with "gives" at 0.3 and
+    # "redirect" at 0.3 the combination's P(yes) is about 0.09, under the threshold: the
+    # balance is given.
     opts = JudgeOptions(rationale=True, thresholds={"relevance_to_query": 0.55})
-    row, _ = run_one(["relevance_to_query"], FULL, [("yes", 0.6), ("no", 0.7)], opts)
+    scripted: list[object] = [("yes", 0.6), ("no", 0.7), ("no", 0.7)]
+    row, _ = run_one(["relevance_to_query"], FULL, scripted, opts)
     assert row[f"{prefix}/rating"] == "no"
     assert row[f"{prefix}/rationale"] == (
         "Rated not relevant on balance: P(answers the request) = 0.60, "
-        "P(gives what it asks for) = 0.30."
+        "P(gives what it asks for) = 0.30, P(says where to find out) = 0.30."
     )
 
 
@@ -611,7 +618,7 @@ def test_answer_relevancy_unsure_band(answer: tuple[str, float], rating: str) ->
 
 def test_missing_inputs_skip_the_judge() -> None:
     bare = rec(response="Paris.")
-    row, fake = run_one(None, bare, ["yes"] * 6)  # type: ignore[arg-type]
+    row, fake = run_one(None, bare, ["yes"] * 7)  # type: ignore[arg-type]
     assert set(row["judges_skipped"]) == {  # type: ignore[arg-type]
         "groundedness",
         "correctness",
@@ -622,7 +629,7 @@ def test_missing_inputs_skip_the_judge() -> None:
         "context_sufficiency",
         "document_recall",
     }
-    assert len(fake.asked) == 6  # relevance's two questions, safety's three, one statement
+    assert len(fake.asked) == 7  # relevance's three questions, safety's three, one statement
 
 
 def test_fake_raises_when_script_runs_out() -> None:
