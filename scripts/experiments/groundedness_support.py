@@ -322,11 +322,15 @@ FEATURE_SETS: dict[str, tuple[str, ...]] = {
 
 
 def analyse(
-    units_path: Path, feature_sets: dict[str, tuple[str, ...]] | None = None
+    units_path: Path,
+    feature_sets: dict[str, tuple[str, ...]] | None = None,
+    keep_out: str | None = None,
 ) -> dict[str, Any]:
     """Leave-one-source-out: for each source, fit the combination and its threshold on the
     other sources, report balanced accuracy and ROC AUC on the held-out source. Also the
-    pooled held-out figure and, per source, the score's AUC alone (no fitting)."""
+    pooled held-out figure and, per source, the score's AUC alone (no fitting). With
+    `keep_out` (a source), also the weights and threshold fitted on every unit but that
+    source's report half (what a judge ships, its report half left to report on)."""
     import numpy as np
 
     units = [derive(json.loads(line)) for line in units_path.read_text().splitlines() if line]
@@ -380,7 +384,19 @@ def analyse(
                 "report_n": int(rep.sum()),
             }
         w_all = fit_logistic(x_all, y_all)
+        shipped: dict[str, Any] = {}
+        if keep_out is not None:
+            kept = np.array(
+                [not (u["source"] == keep_out and u["half"] == "report") for u in units]
+            )
+            w_kept = fit_logistic(x_all[kept], y_all[kept])
+            t_kept = best_threshold(y_all[kept], predict(w_kept, x_all[kept]))
+            shipped = {
+                f"weights_all_but_report_of {keep_out}": [round(float(v), 4) for v in w_kept],
+                f"threshold_all_but_report_of {keep_out}": round(t_kept, 4),
+            }
         report[name] = {
+            **shipped,
             "groups": groups,
             "report_half": halves,
             "loso": per,
@@ -440,10 +456,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         help="with --analyse: a feature set as NAME+NAME (repeatable; default: groundedness's)",
     )
+    parser.add_argument(
+        "--keep-out",
+        metavar="SOURCE",
+        help="with --analyse: also fit on every unit but SOURCE's report half (JSON output)",
+    )
     args = parser.parse_args(argv)
     if args.analyse:
         sets = {f: tuple(f.split("+")) for f in args.features} or None
-        result = analyse(args.analyse, sets)
+        result = analyse(args.analyse, sets, args.keep_out)
         print(json.dumps(result, indent=1) if args.json else render(result))
         return 0
     if not args.set or not args.units:
