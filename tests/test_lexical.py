@@ -113,6 +113,18 @@ def test_answer_recall_finds_a_quantity_written_another_way(expected: str, passa
     assert answer_recall(expected, [passage]) == (1.0, [])
 
 
+@pytest.mark.parametrize(
+    ("expected", "passage"),
+    [
+        ("Just over 80 °F.", "It is kept at 27 °C all year."),  # 26.7 °C, a third under
+        ("About 100 °F.", "Her temperature was 38 °C."),  # 37.8 °C
+        ("Just under 20 °C.", "It stays at 19.6 °C."),
+    ],
+)
+def test_a_hedged_temperature_allows_half_a_degree(expected: str, passage: str) -> None:
+    assert answer_recall(expected, [passage]) == (1.0, [])
+
+
 def test_a_different_quantity_is_still_missing_and_listed_as_written() -> None:
     # "38 °C" is one quantity, 38 degrees Celsius, and not 37, however hedged
     assert answer_recall("About 38 °C.", ["around 37 degrees Celsius"]) == (
@@ -221,7 +233,9 @@ def test_quantities_match_by_value_in_one_unit(expected: str, passage: str) -> N
         ("just over 2 kg", "a 1.95 kg bag"),
         ("About 2 hours.", "It takes 140 minutes."),  # beyond APPROX_TOLERANCE
         ("8,849 metres", "It rises to about 8,800 metres."),  # only the text's hedge counts
-        ("About 38 °C", "Keep it at 37 °C."),  # temperatures are not loosened
+        ("About 38 °C", "Keep it at 37 °C."),  # a hedged temperature: half a degree
+        ("Just under 80 °F.", "It is kept at 27 °C."),  # 80.6 °F: over, not under
+        ("80 °F.", "It is kept at 27 °C."),  # no hedge: a rounded conversion is not found
         ("2 pounds", "a 1.5 kg bag"),
     ],
 )

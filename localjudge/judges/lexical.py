@@ -581,9 +581,12 @@ def _near(key: str, other: str) -> bool:
 # is found in evidence that gives a value within APPROX_TOLERANCE of it, on the side its
 # hedge allows: "just under 2 miles" in "3 km" (1.86 miles), not in "3.5 km" (2.17 miles).
 # The hedge is part of the quantity's word, not a content word the evidence must repeat.
-# Temperatures are not loosened ("about 38 °C" is not 37 °C). Only the text's own hedge
-# loosens the match: "8,849 metres" is not found in "about 8,800 metres".
+# A temperature has no zero to take a share of, so its hedge allows TEMPERATURE_TOLERANCE
+# degrees Celsius instead: "just over 80 °F" (26.7 °C) is found in "27 °C", but "about
+# 38 °C" is not 37 °C. Only the text's own hedge loosens the match: "8,849 metres" is not
+# found in "about 8,800 metres".
 APPROX_TOLERANCE = 0.1
+TEMPERATURE_TOLERANCE = 0.5
 _BELOW = ("nearly", "almost", "just under", "a little under", "just short of", "just below")
 _ABOVE = ("just over", "a little over", "just above", "a little more than", "slightly more than")
 _AROUND = ("about", "around", "roughly", "approximately", "approx", "circa", "close to")
@@ -596,15 +599,21 @@ def _within(hedge: str, key: str, other: str) -> bool:
     """Whether `other`, a quantity of the evidence, is what `key`, hedged by `hedge`
     ("about", "just under", ...), allows (APPROX_TOLERANCE)."""
     a, b = _measure(key), _measure(other)
-    if a is None or b is None or a[2] != b[2] or a[2] == "celsius":
-        return False  # a temperature has no zero to be a share of: "about 38 °C" is not 37
+    if a is None or b is None or a[2] != b[2]:
+        return False
     x, y = a[1], b[1]
-    slack = IMPERIAL_TOLERANCE * abs(x) if a[0] != b[0] else 0.0  # a rounded conversion
+    if a[2] == "celsius":  # degrees, not a share (TEMPERATURE_TOLERANCE)
+        side = around = TEMPERATURE_TOLERANCE
+        slack = 0.0
+    else:
+        side = APPROX_TOLERANCE * abs(x)
+        around = APPROX_TOLERANCE * max(abs(x), abs(y))
+        slack = IMPERIAL_TOLERANCE * abs(x) if a[0] != b[0] else 0.0  # a rounded conversion
     if hedge in _BELOW:
-        return x - APPROX_TOLERANCE * abs(x) <= y <= x + slack
+        return x - side <= y <= x + slack
     if hedge in _ABOVE:
-        return x - slack <= y <= x + APPROX_TOLERANCE * abs(x)
-    return abs(x - y) <= APPROX_TOLERANCE * max(abs(x), abs(y))
+        return x - slack <= y <= x + side
+    return abs(x - y) <= around
 
 
 def _hedge(word: str) -> str | None:

@@ -291,11 +291,12 @@ class GroundednessJudge(LlmJudgeBase):
     def templates(self) -> dict[str, str]:
         return {
             "question": GROUNDEDNESS_Q,
-            "splitter": "lines, then sentences; a bare yes or no joined to the next; v2",
+            "splitter": "lines, then sentences; a bare yes or no, a bare 'no need' or a reply that "
+            "only echoes the question's verb joined to the next; v3",
             "layout": "request, one passage, statement, question (each statement x passage); "
             "the statement's quantities and dates as the passage writes them when equal or "
-            "within the statement's own hedge (a one-sided hedge goes with an equal value); "
-            "imperial masses",
+            "within the statement's own hedge (a one-sided hedge goes with an equal value; "
+            "a temperature's within half a degree); imperial masses",
             "combine": GROUNDEDNESS_MODEL.describe()
             + "; mean and min over statements of logit(max over passages P(yes)), "
             "log_statements = log(number of statements); rating = P(yes) >= threshold",
@@ -563,7 +564,8 @@ correctness = CombinedJudge(
     fixed_texts={
         "question": CORRECTNESS_Q,
         "expected": "its quantities and dates as the response writes them when equal or "
-        "within its own hedge (a one-sided hedge goes with an equal value; imperial masses); "
+        "within its own hedge (a one-sided hedge goes with an equal value; a temperature's "
+        "within half a degree; imperial masses); "
         "a list of short items in the response's order unless the request asks for one",
         "response": "a yes or no given in other words shown with the word first "
         "when the expected answer starts with yes or no",
@@ -575,7 +577,8 @@ correctness = CombinedJudge(
     signals=expected_recall,
     signal_texts={
         "answer_recall": "share of the expected answer's content words found in the "
-        "response (judges/lexical.py best_answer_recall; v3, imperial masses); 1.0 for a "
+        "response (judges/lexical.py best_answer_recall; v3, imperial masses, hedged "
+        "temperatures); 1.0 for a "
         "yes/no answer"
     },
 )
