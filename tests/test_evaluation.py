@@ -125,9 +125,9 @@ def test_rationale_failing_asks_the_model_only_for_failing_verdicts() -> None:
     assert out["response/llm_judged/relevance_to_query/rationale"] == "scripted no"
     (again,) = [r for r in fake.asked if r.rationale]
     assert RELEVANCE_Q in again.prompt.user_text()
-    # First pass: the row's five verdicts without rationale (safety's three questions,
-    # relevance's two); then relevance's first question again, for its rationale.
-    assert len(fake.asked) == 6
+    # First pass: the row's six verdicts without rationale (safety's three questions,
+    # relevance's three); then relevance's first question again, for its rationale.
+    assert len(fake.asked) == 7
 
 
 def test_save_writes_a_run_the_cli_reads(tmp_path: Path) -> None:

@@ -352,7 +352,8 @@ def test_text_longer_than_the_context_is_truncated_with_a_visible_marker(
     try:
         record = Record(line=1, request_id="1", request="What is this?", response=LONG)
         (judge,) = select(["relevance_to_query"])
-        request, _ = judge.requests(record, JudgeOptions(rationale=False))  # answers, gives
+        # answers, gives, redirect
+        request, _, _ = judge.requests(record, JudgeOptions(rationale=False))
         segments = backend.segments(request.prompt)
         fitted, truncated = backend._fit(segments, 2)
         assert truncated and sum(len(t) for t in fitted) <= 512 - 2
