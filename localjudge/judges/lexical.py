@@ -597,7 +597,8 @@ _HEDGE_START = re.compile(rf"(?:{_HEDGE})\b")
 
 def _within(hedge: str, key: str, other: str) -> bool:
     """Whether `other`, a quantity of the evidence, is what `key`, hedged by `hedge`
-    ("about", "just under", ...), allows (APPROX_TOLERANCE)."""
+    ("about", "just under", ...), allows (APPROX_TOLERANCE; TEMPERATURE_TOLERANCE for a
+    temperature)."""
     a, b = _measure(key), _measure(other)
     if a is None or b is None or a[2] != b[2]:
         return False

@@ -397,11 +397,13 @@ class CombinedJudge(RowJudge):
         }
 
 
-# P(relevant) from three questions, fitted by scripts/experiments/response_signals.py on
-# the default model, chosen leaving one source out (docs/agreement.md, issue 13's ninth round):
-# fitted on SemEval-2015's fit half and plain sets 1-13 together. With "redirect" beside
-# the first two, a fit on the plain sets alone holds on SemEval (0.71 held out, against 0.61
-# without it) and a fit without one plain set holds on that set (mean 0.84 against 0.79).
+# P(relevant) from three questions on the default model (units collected by
+# scripts/experiments/response_signals.py; fitted by groundedness_support.py --analyse
+# --keep-out SemEval-2015), chosen leaving one source out (docs/agreement.md, issue 13's
+# ninth round): fitted on SemEval-2015's fit half and plain sets 1-13 together. With
+# "redirect" beside the first two, a fit on the plain sets alone holds on SemEval (0.71 held
+# out, against 0.61 without it) and a fit without one plain set holds on that set (mean
+# 0.84 against 0.79).
 RELEVANCE_MODEL = Logistic(
     intercept=-0.482, weights={"answers": 0.8475, "gives": 1.3358, "redirect": 1.1773}
 )
