@@ -167,6 +167,7 @@ def test_support_claims_show_an_equal_quantity_as_the_evidence_writes_it() -> No
         # a reply that only says there is no need, or only echoes the question's verb
         ("There's no need. The fee is the same.", ["There's no need. The fee is the same."]),
         ("No, you don't. It is free.", ["No, you don't. It is free."]),
+        ("You don't have to. It is free.", ["You don't have to. It is free."]),
         ("Yes, you can. It is free.", ["Yes, you can. It is free."]),
         ("It does. The fee is the same.", ["It does. The fee is the same."]),
         ("You can bring it. It is free.", ["You can bring it.", "It is free."]),

@@ -843,7 +843,7 @@ def listed(words: Sequence[str], limit: int = 8) -> str:
 # yes/no question usually do ("They didn't.", "It does: ...", "Ostriches cannot fly").
 _ANSWER_WORD = re.compile(r"\s*(yes|no)\b(?=\s*(?:[,.;:!\u2014-]|$))", re.IGNORECASE)
 # Words that give a yes or a no on their own: read here, and by groundedness, which judges
-# a reply made of one of them with the sentence after it (judges/response.py).
+# a reply made of one of them with the sentence after it (only_reply).
 YES_WORDS = (
     "yes",
     "yeah",
@@ -879,6 +879,24 @@ def answer_word(expected: str) -> str | None:
     """ "yes" or "no" when the expected answer starts with that word, else None."""
     m = _ANSWER_WORD.match(expected)
     return m.group(1).lower() if m else None
+
+
+_NO_NEED = re.compile(r"\s*(?:there['\u2019]s |there is )?no need[.!]*\s*", re.IGNORECASE)
+_HAVE_TO = re.compile(r"(?<=n['\u2019]t)\s+(?:have|need) to$", re.IGNORECASE)
+
+
+def only_reply(text: str) -> bool:
+    """Whether `text` does nothing but give a yes or a no: the word ("No."), a verb that
+    echoes the question ("They didn't.", "It does."), both ("Yes, you can."), or "There's no
+    need." Groundedness judges such a reply with the sentence after it."""
+    if _NO_NEED.fullmatch(text):
+        return True
+    word = _REPLY_WORD.match(text)
+    rest = (text[word.end() :] if word else text).strip(" ,.!")
+    rest = _HAVE_TO.sub("", rest)  # "you don't have to", "you don't need to"
+    if not rest:
+        return word is not None
+    return bool(_REPLY_NO.fullmatch(rest) or _REPLY_YES.fullmatch(rest))
 
 
 def reply_word(reply: str) -> tuple[str | None, bool]:

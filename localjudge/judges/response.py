@@ -94,14 +94,12 @@ from localjudge.judges.base import (
 )
 from localjudge.judges.kinds import RowJudge, negate
 from localjudge.judges.lexical import (
-    EMPHATIC_NO,
-    NO_WORDS,
-    YES_WORDS,
     answer_word,
     best_answer_recall,
     lexical_support,
     listed,
     missing_key_terms,
+    only_reply,
     reply_word,
 )
 from localjudge.judges.support import (
@@ -209,18 +207,8 @@ def grounded_p(best: Sequence[float]) -> float:
 # A reply that is only "Yes." or "No." claims nothing a passage could state on its own: it
 # answers the request, and the sentence after it says what it means ("Yes. The fee is the
 # same for your own games."). Such a reply is judged with the sentence that follows it. So
-# is a reply that only says there is no need, or only echoes the question's verb with a
-# pronoun ("There's no need.", "No, you don't.", "Yes, you can.", "It does.").
-_POLAR = rf"(?:{EMPHATIC_NO}|{'|'.join(NO_WORDS + YES_WORDS)})"
-_ECHO = (
-    r"(?:i|you|we|they|it|he|she)\s+(?:(?:can|could|do|does|did|will|would|should|must|"
-    r"may|might|need|have to|are|is|am)(?:\s*n['\u2019]t|\s+not)?|cannot|can['\u2019]t|"
-    r"won['\u2019]t|needn['\u2019]t|(?:do|does)n['\u2019]t (?:need|have) to)"
-)
-_POLAR_REPLY = re.compile(
-    rf"(?:{_POLAR}(?:[.!,]*\s+{_ECHO})?|{_ECHO}|(?:there['\u2019]s |there is )?no need)[.!]*",
-    re.IGNORECASE,
-)
+# is a reply that only says there is no need, or only echoes the question's verb ("There's
+# no need.", "No, you don't.", "Yes, you can.", "It does."): lexical.only_reply.
 
 
 def statements(r: Record) -> list[str]:
@@ -228,7 +216,7 @@ def statements(r: Record) -> list[str]:
     statement after it; or the whole response."""
     out: list[str] = []
     for piece in split_statements(r.response or ""):
-        if out and _POLAR_REPLY.fullmatch(out[-1]):
+        if out and only_reply(out[-1]):
             out[-1] = f"{out[-1]} {piece}"
         else:
             out.append(piece)
@@ -292,7 +280,7 @@ class GroundednessJudge(LlmJudgeBase):
         return {
             "question": GROUNDEDNESS_Q,
             "splitter": "lines, then sentences; a bare yes or no, a bare 'no need' or a reply that "
-            "only echoes the question's verb joined to the next; v3",
+            "only echoes the question's verb (lexical.only_reply) joined to the next; v4",
             "layout": "request, one passage, statement, question (each statement x passage); "
             "the statement's quantities and dates as the passage writes them when equal or "
             "within the statement's own hedge (a one-sided hedge goes with an equal value; "
