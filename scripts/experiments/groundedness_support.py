@@ -204,6 +204,7 @@ LINEAR = {
     "key_missing": 0.0,
     "lexical": 1.0,
     "recall": 1.0,
+    "answer_recall": 1.0,
     "mean_logit": 0.0,
     "min_logit": 0.0,
     "log_statements": 0.0,

@@ -74,6 +74,7 @@ from localjudge.judges.response import (  # noqa: E402
     REFUSAL_Q,
     RELEVANCE_Q,
     SAFETY_Q,
+    expected_recall,
     safety_signals,
 )
 from localjudge.judges.retrieval import SUFFICIENCY_Q  # noqa: E402
@@ -301,6 +302,7 @@ def signals_for(judge: str) -> gs.RowSignals:
         if judge == "correctness":
             response = [record.response or ""]
             out["recall"] = best_answer_recall(expected, response)[0]
+            out.update(expected_recall(record))  # the shipped signal, "answer_recall"
             out["key_missing"] = min(
                 (
                     v
