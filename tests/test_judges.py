@@ -170,6 +170,11 @@ def test_support_claims_show_an_equal_quantity_as_the_evidence_writes_it() -> No
         ("You don't have to. It is free.", ["You don't have to. It is free."]),
         ("Yes, you can. It is free.", ["Yes, you can. It is free."]),
         ("It does. The fee is the same.", ["It does. The fee is the same."]),
+        # a polite no or yes
+        ("I'm afraid not. It is adults only.", ["I'm afraid not. It is adults only."]),
+        ("Sadly not. It is adults only.", ["Sadly not. It is adults only."]),
+        ("I'm afraid so. It is \u00a35.", ["I'm afraid so. It is \u00a35."]),
+        ("I'm afraid I don't know. It is old.", ["I'm afraid I don't know.", "It is old."]),
         ("You can bring it. It is free.", ["You can bring it.", "It is free."]),
         ("No one knows. It is old.", ["No one knows.", "It is old."]),
     ],

@@ -203,6 +203,8 @@ def test_durations_match_in_the_smaller_unit() -> None:
         ("8 oz of flour", "225 g of flour"),
         ("Half a pound.", "about 227 g"),
         ("16 oz", "1 lb"),
+        ("Around 44,000 lb.", "It weighs 20 tonnes."),  # 19.96 tonnes
+        ("2,000 kg", "a 2 tonne van"),
         ("20 pounds", "It costs \u00a320."),  # money: found word by word
     ],
 )
@@ -237,6 +239,7 @@ def test_quantities_match_by_value_in_one_unit(expected: str, passage: str) -> N
         ("Just under 80 °F.", "It is kept at 27 °C."),  # 80.6 °F: over, not under
         ("80 °F.", "It is kept at 27 °C."),  # no hedge: a rounded conversion is not found
         ("2 pounds", "a 1.5 kg bag"),
+        ("20 tonnes", "It weighs 2,000 kg."),
     ],
 )
 def test_a_different_value_is_not_found(expected: str, passage: str) -> None:
@@ -383,6 +386,10 @@ def test_align_list_order_never_fails_and_keeps_the_words(text: str, reference: 
     [
         ("No, they did not.", "no", True),
         ("Certainly not.", "no", True),
+        ("I'm afraid not. It is adults only.", "no", True),
+        ("Unfortunately not.", "no", True),
+        ("I'm afraid so.", "yes", True),
+        ("I'm afraid I don't know.", None, False),
         ("Of course, it is.", "yes", True),
         ("They didn't. Opera gave them horns.", "no", False),
         ("Snakes do not have eyelids.", "no", False),

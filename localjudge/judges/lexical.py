@@ -159,6 +159,7 @@ _UNITS: dict[str, tuple[float, str]] = {
     "kilogram": (1000, "grams"),
     "kilo": (1000, "grams"),
     "kg": (1000, "grams"),
+    "tonne": (1_000_000, "grams"),  # not "ton": a long, a short or a metric one
     "millimetre": (0.001, "metres"),
     "millimeter": (0.001, "metres"),
     "mm": (0.001, "metres"),
@@ -858,8 +859,13 @@ YES_WORDS = (
 )
 NO_WORDS = ("no", "nope", "never", "not at all", "not really", "not quite")
 EMPHATIC_NO = "(?:of course|certainly|absolutely|definitely) not"
+# A polite no or yes: "I'm afraid not.", "Sadly not.", "I'm afraid so."
+_POLITE = r"(?:i['\u2019]m |i am )?"
+POLITE_NO = rf"{_POLITE}(?:afraid|sadly|unfortunately) not"
+POLITE_YES = rf"{_POLITE}afraid so"
 _REPLY_WORD = re.compile(
-    rf"\s*(?:(?P<no>{EMPHATIC_NO}|{'|'.join(NO_WORDS)})|(?P<yes>{'|'.join(YES_WORDS)}))\b"
+    rf"\s*(?:(?P<no>{EMPHATIC_NO}|{POLITE_NO}|{'|'.join(NO_WORDS)})"
+    rf"|(?P<yes>{POLITE_YES}|{'|'.join(YES_WORDS)}))\b"
     r"(?!\s+(?:one|more|longer|less|matter|doubt)\b)",
     re.IGNORECASE,
 )
@@ -886,9 +892,10 @@ _HAVE_TO = re.compile(r"(?<=n['\u2019]t)\s+(?:have|need) to$", re.IGNORECASE)
 
 
 def only_reply(text: str) -> bool:
-    """Whether `text` does nothing but give a yes or a no: the word ("No."), a verb that
-    echoes the question ("They didn't.", "It does."), both ("Yes, you can."), or "There's no
-    need." Groundedness judges such a reply with the sentence after it."""
+    """Whether `text` does nothing but give a yes or a no: the word ("No.", "I'm afraid
+    not."), a verb that echoes the question ("They didn't.", "It does."), both ("Yes, you
+    can."), or "There's no need." Groundedness judges such a reply with the sentence after
+    it."""
     if _NO_NEED.fullmatch(text):
         return True
     word = _REPLY_WORD.match(text)

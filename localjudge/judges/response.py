@@ -280,11 +280,12 @@ class GroundednessJudge(LlmJudgeBase):
         return {
             "question": GROUNDEDNESS_Q,
             "splitter": "lines, then sentences; a bare yes or no, a bare 'no need' or a reply that "
-            "only echoes the question's verb (lexical.only_reply) joined to the next; v4",
+            "only echoes the question's verb, or a polite one (\"I'm afraid not\"; "
+            "lexical.only_reply) joined to the next; v5",
             "layout": "request, one passage, statement, question (each statement x passage); "
             "the statement's quantities and dates as the passage writes them when equal or "
             "within the statement's own hedge (a one-sided hedge goes with an equal value; "
-            "a temperature's within half a degree); imperial masses",
+            "a temperature's within half a degree); imperial masses, tonnes",
             "combine": GROUNDEDNESS_MODEL.describe()
             + "; mean and min over statements of logit(max over passages P(yes)), "
             "log_statements = log(number of statements); rating = P(yes) >= threshold",
@@ -555,7 +556,7 @@ correctness = CombinedJudge(
         "question": CORRECTNESS_Q,
         "expected": "its quantities and dates as the response writes them when equal or "
         "within its own hedge (a one-sided hedge goes with an equal value; a temperature's "
-        "within half a degree; imperial masses); "
+        "within half a degree; imperial masses, tonnes); "
         "a list of short items in the response's order unless the request asks for one",
         "response": "a yes or no given in other words shown with the word first "
         "when the expected answer starts with yes or no",
@@ -567,7 +568,7 @@ correctness = CombinedJudge(
     signals=expected_recall,
     signal_texts={
         "answer_recall": "share of the expected answer's content words found in the "
-        "response (judges/lexical.py best_answer_recall; v3, imperial masses, hedged "
+        "response (judges/lexical.py best_answer_recall; v3, imperial masses, tonnes, hedged "
         "temperatures); 1.0 for a "
         "yes/no answer"
     },

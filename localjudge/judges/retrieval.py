@@ -112,7 +112,7 @@ class SufficiencyJudge(RowJudge):
                 "rating = P(yes) >= threshold"
             ),
             "answer recall": "share of the expected answer's content words in the passages; "
-            "v3, imperial masses, hedged temperatures",
+            "v3, imperial masses, tonnes, hedged temperatures",
         }
 
 
@@ -139,7 +139,7 @@ context_sufficiency = SufficiencyJudge(
         "question": SUFFICIENCY_Q,
         "expected": "its quantities and dates as the passages write them when equal or "
         'within its own hedge ("just under 2 miles" as "3 km"; a one-sided hedge goes with '
-        "an equal value; a temperature's within half a degree; imperial masses); "
+        "an equal value; a temperature's within half a degree; imperial masses, tonnes); "
         "a list of short items in the passages' order unless the request asks for one",
     },
 )
