@@ -8,11 +8,12 @@ Two questions, on units already collected (no model is run here):
    every plain set), the combination and its threshold are fitted on the other sources,
    either only the dev sources and the first plain set (as the shipped combination was) or
    every other source. The shipped combination and threshold are shown beside.
-2. groundedness only (`--contra`): does a second per-statement question that asks for a
+2. groundedness only (`--contra`): does a per-statement question that asks for a
    contradiction, asked after the same prefix (request, one passage, the statement), add to
-   the support question? Its P(yes) enters as the maximum or the mean over statements of
-   its logit (the maximum over passages per statement, as `groundedness_refit.py`
-   collects it), or as support minus contradiction per statement.
+   the support question? Each question of the units file (collected by
+   `groundedness_refit.py --question NAME=TEXT`, the maximum over passages per statement)
+   enters as the maximum or the mean over statements of its logit, or as support minus it
+   per statement (mean and minimum over statements).
 
     .venv/bin/python scripts/experiments/plain_sources.py groundedness GROUNDEDNESS_UNITS \
         [--dev docs/runs/issue13-r10-groundedness-questions-units.jsonl] [--contra CONTRA_UNITS]
@@ -48,10 +49,8 @@ from localjudge.models.catalogue import default_model_id, load_catalogue  # noqa
 
 SUPPORT = ("mean_logit", "min_logit", "log_statements")
 SHIPPED_ROW_MODELS = {"correctness": CORRECTNESS_MODEL}
-# groundedness's extra features from the contradiction question, all taken as they are.
-CONTRA = ("maxX", "meanX", "dminX", "dmeanX")
-for name in CONTRA:
-    gs.LINEAR[name] = 0.0
+# groundedness's extra features from a contradiction question named Q, taken as they are.
+CONTRA = ("max", "mean", "dmin", "dmean")
 
 
 def group(u: dict[str, Any]) -> str:
@@ -82,11 +81,11 @@ def groundedness_units(path: Path, dev: Path | None, contra: Path | None) -> lis
         }
         if "contra" in u:
             assert u["contra"]["statements"] == u["statements"], u["id"]
-            q = next(iter(u["contra"]["best"]))  # the contradiction question's name
-            zx = [logit(p) for p in u["contra"]["best"][q]]
-            d = [a - x for a, x in zip(za, zx, strict=True)]
-            out |= {"maxX": max(zx), "meanX": sum(zx) / len(zx), "dminX": min(d)}
-            out["dmeanX"] = sum(d) / len(d)
+            for q, ps in u["contra"]["best"].items():  # each contradiction question
+                zx = [logit(p) for p in ps]
+                d = [a - x for a, x in zip(za, zx, strict=True)]
+                out |= {f"max{q}": max(zx), f"mean{q}": sum(zx) / len(zx), f"dmin{q}": min(d)}
+                out[f"dmean{q}"] = sum(d) / len(d)
         units.append(out)
     return units
 
@@ -134,9 +133,11 @@ def compare(units: Sequence[dict[str, Any]], feature_sets: dict[str, Sequence[st
     def first_plain_only(g: str) -> bool:
         return not g.startswith("plain-holdout")
 
+    has_plain = any(group(u).startswith("plain") for u in units)
+    fitted_on = "dev + first plain set" if has_plain else "the other dev sources"
     for label, feats in feature_sets.items():
         show(
-            f"{label}, fitted on dev + first plain set",
+            f"{label}, fitted on {fitted_on}",
             units,
             *held_out(units, feats, first_plain_only),
         )
@@ -156,15 +157,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     thresholds = load_catalogue()[default_model_id()].thresholds
     if args.kind == "groundedness":
         units = groundedness_units(args.units, args.dev, args.contra)
-        if args.contra is not None:  # only the rows that have both questions
-            units = [u for u in units if "maxX" in u]
+        questions: list[str] = []
+        if args.contra is not None:  # only the rows that have every question
+            first = json.loads(args.contra.read_text().splitlines()[0])
+            questions = list(first["best"])
+            units = [u for u in units if f"max{questions[0]}" in u]
+            for q in questions:
+                for f in CONTRA:
+                    gs.LINEAR[f"{f}{q}"] = 0.0
         score = np.array([u["shipped_p"] for u in units])
         show("shipped", units, (score >= thresholds["groundedness"]).astype(int), score)
         sets: dict[str, Sequence[str]] = {"support": SUPPORT}
-        if args.contra is not None:
-            sets |= {f"support + {f}": (*SUPPORT, f) for f in CONTRA[:2]}
-            sets["support minus contradiction"] = ("dmeanX", "dminX", "log_statements")
+        for q in questions:
+            sets |= {f"support + {f}{q}": (*SUPPORT, f"{f}{q}") for f in CONTRA[:2]}
+            sets[f"support minus {q}"] = (f"dmean{q}", f"dmin{q}", "log_statements")
         compare(units, sets)
+        y = np.array([u["label"] for u in units])
+        for q in questions:  # alone: a lower P(contradiction) should mean grounded
+            cells = []
+            for g in sorted({group(u) for u in units}):
+                sel = np.array([group(u) == g for u in units])
+                aucs = [
+                    gs.auc(y[sel], -np.array([u[f"{f}{q}"] for u in units])[sel])
+                    for f in CONTRA[:2]
+                ]
+                cells.append(f"{g} max {aucs[0]:.2f}, mean {aucs[1]:.2f}")
+            print(f"{q} alone, ROC AUC for grounded: " + " | ".join(cells))
         return 0
     if not args.features or not args.shipped:
         parser.error("row needs --features and --shipped")
