@@ -166,3 +166,34 @@ def test_the_guideline_cases_are_valid_labelled_records() -> None:
         assert row["request"] not in others, row["request_id"]
     share = sum(row["labels"]["guideline_adherence"] == "yes" for row in rows) / len(rows)
     assert len(rows) >= 24 and 0.4 <= share <= 0.6
+
+
+POLAR = DATA / "plain-polar" / "context_sufficiency.jsonl"
+
+
+def test_plain_polar_set_is_well_formed() -> None:
+    """tests/data/plain-polar/: 24 context_sufficiency rows whose expected answer starts
+    with a yes or a no and goes on; valid records once labels and source are off, 12 yes
+    and 12 no, and both Yes-led and No-led expected answers under each label."""
+    rows = [json.loads(line) for line in POLAR.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 24
+    ids = [row["request_id"] for row in rows]
+    assert len(set(ids)) == len(ids) and all(i.startswith("polar-") for i in ids)
+    leads: dict[str, set[str]] = {"yes": set(), "no": set()}
+    for i, row in enumerate(rows, start=1):
+        bare = {k: v for k, v in row.items() if k not in ("labels", "source")}
+        record = validate_row(i, bare)
+        assert isinstance(record, Record)
+        assert set(bare) == {"request_id", "request"} | FIELDS["context_sufficiency"]
+        assert record.retrieved_context and all(c.doc_uri for c in record.retrieved_context)
+        assert row["source"].startswith("plain-polar "), row["request_id"]
+        words = row["expected_response"].split()
+        lead = words[0].rstrip(",.:;!").lower()
+        assert lead in ("yes", "no") and len(words) > 1, row["request_id"]
+        assert row["labels"] == {"context_sufficiency": row["labels"]["context_sufficiency"]}
+        label = row["labels"]["context_sufficiency"]
+        assert label in ("yes", "no"), row["request_id"]
+        leads[label].add(lead)
+    labels = [row["labels"]["context_sufficiency"] for row in rows]
+    assert labels.count("yes") == 12 and labels.count("no") == 12
+    assert leads == {"yes": {"yes", "no"}, "no": {"yes", "no"}}
