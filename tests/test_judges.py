@@ -29,6 +29,7 @@ from localjudge.judges.response import (
     SAFETY_QUESTIONS,
     grounded_p,
 )
+from localjudge.judges.retrieval import polar_p
 from localjudge.judges.support import logit
 from localjudge.records import Chunk, Record
 
@@ -577,6 +578,37 @@ def test_context_sufficiency_leaves_yes_no_answers_to_the_model(answer: str) -> 
     assert row[f"{prefix}/rating"] == "no"  # P(yes) = 0.3, the model's alone
     assert row[f"{prefix}/probability"] == pytest.approx(0.7)
     assert row[f"{prefix}/rationale"].startswith("The expected answer is only yes/no")
+
+
+@pytest.mark.parametrize(
+    ("answer", "model_yes", "rating"),
+    [
+        # none of "wave", "goodbye" is in the passages: recall 0; the model's own verdict
+        ("No, wave it goodbye.", 0.6, "yes"),
+        ("Yes: wave it goodbye.", 0.4, "no"),
+        # not an answer that starts with a yes or a no: the blend alone, 0.3
+        ("Wave it goodbye.", 0.6, "no"),
+    ],
+)
+def test_context_sufficiency_counts_the_models_verdict_for_an_answer_that_starts_with_yes_or_no(
+    answer: str, model_yes: float, rating: str
+) -> None:
+    prefix = "retrieval/llm_judged/context_sufficiency"
+    t = 0.7158
+    opts = JudgeOptions(rationale=True, thresholds={"context_sufficiency": t})
+    outcome = [("yes", model_yes) if model_yes >= 0.5 else ("no", 1 - model_yes)]
+    row, _ = run_one(
+        ["context_sufficiency"], replace(FULL, expected_response=answer), outcome, opts
+    )
+    assert row[f"{prefix}/answer_recall"] == 0.0
+    assert row[f"{prefix}/rating"] == rating
+    blend = 0.5 * model_yes
+    shifted = polar_p(model_yes)
+    p_yes = blend if answer.startswith("Wave") else max(blend, shifted)
+    assert row[f"{prefix}/probability"] == pytest.approx(p_yes if rating == "yes" else 1 - p_yes)
+    assert polar_p(0.5) == pytest.approx(t)  # the model's even odds at the threshold
+    said = "the model's own verdict also counts" in row[f"{prefix}/rationale"]
+    assert said == (not answer.startswith("Wave"))
 
 
 def test_context_sufficiency_model_error_leaves_no_rating() -> None:

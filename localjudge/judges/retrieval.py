@@ -10,7 +10,12 @@ The row's P(sufficient) is
 
 and the rating is that value against the judge's threshold. An expected answer with no
 content words beyond yes/no/true/false (the answer to a yes/no question) names nothing to
-look for: the model's P(yes) alone is the row's P. Recall over exact words is strong
+look for: the model's P(yes) alone is the row's P. An expected answer that starts with a
+yes or a no and goes on ("No, you'll have to leave the dog behind.") usually says the rest
+in other words than the passages ("Dogs aren't allowed"), so its recall is low and the
+blend fails it however plainly the passages settle the question: its P is the larger of
+the blend and the model's own verdict put on the blend's scale (POLAR_SHIFT: the model's
+even odds sit at the default model's threshold). Recall over exact words is strong
 evidence when the expected answer is a name, a number or a short phrase (a fact the
 passages do not state rarely leaves all of its words behind) and weaker when the expected
 response is a paraphrase, which is why the model keeps half of the say; docs/agreement.md
@@ -20,6 +25,7 @@ not found and the model's P(yes).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,7 +45,8 @@ from localjudge.judges.base import (
     score_fields,
 )
 from localjudge.judges.kinds import ChunkJudge, RowJudge
-from localjudge.judges.lexical import best_answer_recall, listed
+from localjudge.judges.lexical import answer_word, best_answer_recall, listed
+from localjudge.judges.support import logit
 from localjudge.records import Chunk, Record
 
 CHUNK_RELEVANCE_Q = "Is passage {n} relevant to the request? Answer yes or no."
@@ -65,6 +72,16 @@ chunk_relevance = ChunkJudge(
 
 # Share of P(sufficient) that comes from answer recall (see the module docstring).
 ANSWER_WEIGHT = 0.5
+# An expected answer that starts with a yes or a no and goes on: the model's P(yes) is
+# moved by this many logits, so that its even odds sit at the default model's threshold
+# (0.7158, models/catalogue.toml), and the row's P is the larger of that and the blend
+# (docs/agreement.md, issue 13's tenth round).
+POLAR_SHIFT = logit(0.7158)
+
+
+def polar_p(model_p: float) -> float:
+    """The model's P(yes) on the blend's scale (POLAR_SHIFT)."""
+    return 1.0 / (1.0 + math.exp(-(logit(model_p) + POLAR_SHIFT)))
 
 
 @dataclass(frozen=True)
@@ -87,15 +104,18 @@ class SufficiencyJudge(RowJudge):
         p: float | None = None
         label: str | None = None
         rationale: str | None = None
+        polar = recall is not None and answer_word(record.expected_text() or "") is not None
         if verdict.error is None and model_p is not None:
             p = (
                 model_p
                 if recall is None
                 else (ANSWER_WEIGHT * recall + (1.0 - ANSWER_WEIGHT) * model_p)
             )
+            if polar:
+                p = max(p, polar_p(model_p))
             label = "yes" if p >= options.thresholds.get(self.name, 0.5) else "no"
             if options.rationale:
-                rationale = _sufficiency_rationale(recall, not_found, model_p)
+                rationale = _sufficiency_rationale(recall, not_found, model_p, polar)
         return {
             **score_fields(self.prefix, p, label, rationale, verdict.error, verdict.truncated),
             f"{self.prefix}/model_p_yes": round_prob(model_p),
@@ -109,6 +129,8 @@ class SufficiencyJudge(RowJudge):
             "combine": (
                 f"P(yes) = {ANSWER_WEIGHT} * answer recall + {1 - ANSWER_WEIGHT:.2f} * model "
                 "P(yes), model P(yes) alone when the answer is only yes/no/true/false; "
+                "when it starts with yes or no and goes on, the larger of that and "
+                f"sigmoid(logit(model P(yes)) + {POLAR_SHIFT:.4f}); "
                 "rating = P(yes) >= threshold"
             ),
             "answer recall": "share of the expected answer's content words in the passages; "
@@ -116,10 +138,17 @@ class SufficiencyJudge(RowJudge):
         }
 
 
-def _sufficiency_rationale(recall: float | None, not_found: Sequence[str], model_p: float) -> str:
+def _sufficiency_rationale(
+    recall: float | None, not_found: Sequence[str], model_p: float, polar: bool = False
+) -> str:
     model = f"The model's P(sufficient) = {model_p:.2f}."
     if recall is None:
         return f"The expected answer is only yes/no, so the model alone decides. {model}"
+    if polar:
+        model += (
+            " The expected answer starts with a yes or a no, so the model's own verdict"
+            " also counts."
+        )
     if not not_found:
         return f"Every content word of the expected answer is found in the passages. {model}"
     words = listed(not_found)
