@@ -596,7 +596,7 @@ def test_context_sufficiency_counts_the_models_verdict_for_an_answer_that_starts
     prefix = "retrieval/llm_judged/context_sufficiency"
     t = 0.7158
     opts = JudgeOptions(rationale=True, thresholds={"context_sufficiency": t})
-    outcome = [("yes", model_yes) if model_yes >= 0.5 else ("no", 1 - model_yes)]
+    outcome: list[object] = [("yes", model_yes) if model_yes >= 0.5 else ("no", 1 - model_yes)]
     row, _ = run_one(
         ["context_sufficiency"], replace(FULL, expected_response=answer), outcome, opts
     )
