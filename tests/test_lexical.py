@@ -345,6 +345,8 @@ def test_align_quantities_rewrites_every_occurrence_in_a_long_text() -> None:
         ("Hydrogen and oxygen", "Water is oxygen and hydrogen.", "Oxygen and hydrogen"),
         ("Paris, London and Rome", "Rome came first, then London, then Paris.", None),
         ("Photo ID and a water bottle.", "Bring water bottles and photo ID.", None),
+        # an item with no content word ("a" is a stop word): found by every word
+        ("A, B, AB and O.", "O, A, B and AB.", "O, A, B and AB."),
     ],
 )
 def test_align_list_order_follows_the_reference(
@@ -366,6 +368,7 @@ def test_align_list_order_follows_the_reference(
         ("Red and blue. Then green.", "green, blue and red"),  # not one sentence
         ("The Nile", "The Nile is long."),  # not a list
         ("Red, green and blue.", ""),
+        ("A, B and C.", "Grades: B, then C."),  # an item missing, found by every word
     ],
 )
 def test_align_list_order_leaves_the_text_alone_otherwise(text: str, reference: str) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 
 # NLTK's English stop-word list (nltk_data corpora/stopwords/english) without its forms
 # with an apostrophe: "don't" is read as the words "don" and "t", both listed.
@@ -766,9 +767,10 @@ _LIST_ITEM_WORDS = 4
 _LIST_ITEMS = 10
 
 
-def _item_at(item: str, keys: Sequence[str]) -> int | None:
-    """Where the item's content-word keys first occur together in `keys`, or None."""
-    own = [key for word, key in _words(item) if word not in STOPWORDS]
+def _item_at(item: str, keys: Sequence[str], skip: AbstractSet[str] = STOPWORDS) -> int | None:
+    """Where the item's keys (of its words not in `skip`: its content words) first occur
+    together in `keys`, or None."""
+    own = [key for word, key in _words(item) if word not in skip]
     if not own:
         return None
     first, width = own[0], len(own)
@@ -794,10 +796,15 @@ def align_list_order(text: str, reference: str) -> str:
         len(item.split()) > _LIST_ITEM_WORDS for item in items
     ):
         return text
-    keys = [key for word, key in _words(reference) if word not in STOPWORDS]
-    if _item_at(body, keys) is not None:
+    # Items are found by their content words; by every word when one item has none (the
+    # blood groups "A, B, AB and O": "a" is a stop word).
+    skip: AbstractSet[str] = STOPWORDS
+    if any(all(word in STOPWORDS for word, _ in _words(item)) for item in items):
+        skip = frozenset()
+    keys = [key for word, key in _words(reference) if word not in skip]
+    if _item_at(body, keys, skip) is not None:
         return text  # the reference writes it so: one name ("the Beaver and Erie Canal")
-    places = [at for at in (_item_at(item, keys) for item in items) if at is not None]
+    places = [at for at in (_item_at(item, keys, skip) for item in items) if at is not None]
     if len(places) < len(items) or len(set(places)) < len(places) or places == sorted(places):
         return text
     order = sorted(range(len(items)), key=places.__getitem__)

@@ -557,7 +557,8 @@ correctness = CombinedJudge(
         "expected": "its quantities and dates as the response writes them when equal or "
         "within its own hedge (a one-sided hedge goes with an equal value; a temperature's "
         "within half a degree; imperial masses, tonnes); "
-        "a list of short items in the response's order unless the request asks for one",
+        "a list of short items in the response's order unless the request asks for one (items "
+        "found by every word when one has no content word)",
         "response": "a yes or no given in other words shown with the word first "
         "when the expected answer starts with yes or no",
     },

@@ -169,7 +169,8 @@ context_sufficiency = SufficiencyJudge(
         "expected": "its quantities and dates as the passages write them when equal or "
         'within its own hedge ("just under 2 miles" as "3 km"; a one-sided hedge goes with '
         "an equal value; a temperature's within half a degree; imperial masses, tonnes); "
-        "a list of short items in the passages' order unless the request asks for one",
+        "a list of short items in the passages' order unless the request asks for one (items "
+        "found by every word when one has no content word)",
     },
 )
 
