@@ -31,6 +31,7 @@ from localjudge.judges.response import (
 )
 from localjudge.judges.retrieval import polar_p
 from localjudge.judges.support import logit
+from localjudge.models.catalogue import default_model_id, load_catalogue
 from localjudge.records import Chunk, Record
 
 NO_RATIONALE = JudgeOptions(rationale=False)
@@ -607,6 +608,9 @@ def test_context_sufficiency_counts_the_models_verdict_for_an_answer_that_starts
     p_yes = blend if answer.startswith("Wave") else max(blend, shifted)
     assert row[f"{prefix}/probability"] == pytest.approx(p_yes if rating == "yes" else 1 - p_yes)
     assert polar_p(0.5) == pytest.approx(t)  # the model's even odds at the threshold
+    # ... which is the default model's catalogued threshold: refit one, revisit the other
+    default = load_catalogue()[default_model_id()]
+    assert default.thresholds["context_sufficiency"] == t
     said = "the model's own verdict also counts" in row[f"{prefix}/rationale"]
     assert said == (not answer.startswith("Wave"))
 
