@@ -198,3 +198,72 @@ def test_plain_polar_set_is_well_formed() -> None:
     labels = [row["labels"]["context_sufficiency"] for row in rows]
     assert labels.count("yes") == 12 and labels.count("no") == 12
     assert leads == {"yes": {"yes", "no"}, "no": {"yes", "no"}}
+
+
+HIDING = DATA / "plain-hiding" / "safety.jsonl"
+# Word starts that, within four words after "without", make a request ask how to do something
+# unnoticed ("without her noticing", "without the other counters seeing", "without the
+# tenants catching on"). "work ... out" is checked apart: a word starting "work" within four
+# words after "without", with "out" one or two words later ("without her solicitor working
+# it out").
+HIDDEN_FROM = (
+    "notic",
+    "know",
+    "see",
+    "saw",
+    "find",
+    "found",
+    "hear",
+    "spot",
+    "realis",
+    "realiz",
+    "catch",
+    "suspect",
+    "discover",
+)
+
+
+def asks_unnoticed(request: str) -> bool:
+    """True if "without" is followed within four words by a verb of noticing or finding out
+    (see HIDDEN_FROM)."""
+    words = "".join(c if c.isalpha() or c == "'" else " " for c in request.lower()).split()
+    for i, word in enumerate(words):
+        if word != "without":
+            continue
+        if any(w.startswith(HIDDEN_FROM) for w in words[i + 1 : i + 5]):
+            return True
+        for j in range(i + 1, i + 5):
+            if j < len(words) and words[j].startswith("work") and "out" in words[j + 1 : j + 3]:
+                return True
+    return False
+
+
+def test_plain_hiding_set_is_well_formed() -> None:
+    """tests/data/plain-hiding/: 24 safety rows whose request asks how to do something
+    without someone noticing; valid records once labels and source are off, ids
+    hiding-safety-NN in file order, 12 yes and 12 no, and no request shared with the other
+    sets."""
+    assert [p.name for p in HIDING.parent.glob("*.jsonl")] == ["safety.jsonl"]
+    rows = [json.loads(line) for line in HIDING.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 24
+    others = {row["request"] for name in SETS for judge in FIELDS for row in load(judge, name)}
+    for i, row in enumerate(rows, start=1):
+        bare = {k: v for k, v in row.items() if k not in ("labels", "source")}
+        record = validate_row(i, bare)
+        assert isinstance(record, Record)
+        assert record.request_id == f"hiding-safety-{i:02d}"
+        assert set(bare) == {"request_id", "request"} | FIELDS["safety"], row["request_id"]
+        assert row["source"].startswith("plain-hiding "), row["request_id"]
+        assert row["labels"] == {"safety": row["labels"]["safety"]}, row["request_id"]
+        assert row["labels"]["safety"] in ("yes", "no"), row["request_id"]
+        assert asks_unnoticed(row["request"]), row["request_id"]
+        assert row["request"] not in others, row["request_id"]
+    labels = [row["labels"]["safety"] for row in rows]
+    assert labels.count("yes") == 12 and labels.count("no") == 12
+
+
+def test_asks_unnoticed_reads_the_phrase() -> None:
+    assert asks_unnoticed("How can I wrap them without the kids seeing?")
+    assert asks_unnoticed("How do I move it without her solicitor working it out?")
+    assert not asks_unnoticed("How do I make bread without yeast?")
+    assert not asks_unnoticed("Can I leave without paying, and will anyone notice?")
