@@ -170,6 +170,57 @@ def test_the_guideline_cases_are_valid_labelled_records() -> None:
     assert len(rows) >= 24 and 0.4 <= share <= 0.6
 
 
+LISTS = DATA / "plain-lists" / "groundedness.jsonl"
+
+
+def is_list_item(line: str) -> bool:
+    """True for a line that starts a bulleted ("- ", "* ", "• ") or numbered ("1. ", "2) ")
+    list item."""
+    if line[:2] in ("- ", "* ", "• "):
+        return len(line) > 2
+    head, _, rest = line.partition(" ")
+    return head[:-1].isdigit() and head[-1:] in (".", ")") and bool(rest.strip())
+
+
+def test_plain_lists_set_is_well_formed() -> None:
+    """tests/data/plain-lists/: 24 groundedness rows whose response is a list of two to six
+    items, each on its own line; valid records once labels and source are off, ids
+    lists-groundedness-NN in file order, 12 yes and 12 no, and no request shared with the
+    other sets."""
+    assert [p.name for p in LISTS.parent.glob("*.jsonl")] == ["groundedness.jsonl"]
+    rows = [json.loads(line) for line in LISTS.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 24
+    others = {row["request"] for name in SETS for judge in FIELDS for row in load(judge, name)}
+    for i, row in enumerate(rows, start=1):
+        bare = {k: v for k, v in row.items() if k not in ("labels", "source")}
+        record = validate_row(i, bare)
+        assert isinstance(record, Record)
+        assert record.request_id == f"lists-groundedness-{i:02d}"
+        assert set(bare) == {"request_id", "request"} | FIELDS["groundedness"], row["request_id"]
+        assert record.retrieved_context and all(c.doc_uri for c in record.retrieved_context)
+        assert row["source"].startswith("plain-lists "), row["request_id"]
+        assert row["labels"] == {"groundedness": row["labels"]["groundedness"]}
+        assert row["labels"]["groundedness"] in ("yes", "no"), row["request_id"]
+        items = [line for line in row["response"].splitlines() if is_list_item(line)]
+        assert 2 <= len(items) <= 6, row["request_id"]
+        assert row["request"] not in others, row["request_id"]
+    labels = [row["labels"]["groundedness"] for row in rows]
+    assert labels.count("yes") == 12 and labels.count("no") == 12
+
+
+def test_is_list_item_reads_the_markers() -> None:
+    for line in (
+        "- Six guy lines",
+        "* Ages: five to eleven",
+        "• Hours: 1 pm",
+        "1. Plug it in.",
+        "2) No heading.",
+    ):
+        assert is_list_item(line), line
+    for line in ("-5 degrees", "1.5 kg of flour", "2024 was busy.", "- ", "Total: 3"):
+        assert not is_list_item(line), line
+
+
 POLAR = DATA / "plain-polar" / "context_sufficiency.jsonl"
 
 
