@@ -17,7 +17,6 @@ from localjudge.judges import BUILTIN, JudgeOptions, load_judge_file, select, te
 from localjudge.judges.answer_relevancy import split_statements
 from localjudge.judges.base import SYSTEM, defuse
 from localjudge.judges.response import (
-    CANNOT_SAY,
     CORRECTNESS_MODEL,
     CORRECTNESS_Q,
     GROUNDEDNESS_MODEL,
@@ -29,7 +28,6 @@ from localjudge.judges.response import (
     SAFETY_Q,
     SAFETY_QUESTIONS,
     grounded_p,
-    redirect_floor,
 )
 from localjudge.judges.retrieval import polar_p
 from localjudge.judges.support import logit
@@ -338,63 +336,8 @@ def test_relevance_rationale_gives_the_balance_when_the_combination_overrules() 
     assert row[f"{prefix}/rating"] == "no"
     assert row[f"{prefix}/rationale"] == (
         "Rated not relevant on balance: P(answers the request) = 0.60, "
-        "P(gives what it asks for) = 0.30, P(says where to find out) = 0.30, "
-        "says it cannot give the answer = 0.00."
+        "P(gives what it asks for) = 0.30, P(says where to find out) = 0.30."
     )
-
-
-@pytest.mark.parametrize(
-    ("response", "says"),
-    [
-        ("Nobody can say yet: it depends on the wind at dawn. Ring the office at 6.", True),
-        ("I can't tell from here; check their website before you go.", True),
-        ("I can't see your account, so I couldn't say. The app shows it.", True),
-        ("No one can promise that. The skipper chalks up each day's catch.", True),
-        ("I don't know, but the council's website lists waiting times.", True),
-        ("There's no way to know in advance; the page updates on the day.", True),
-        ("It's impossible to say this far ahead.", True),
-        # an answer, with words that only look like it
-        ("Carbon monoxide builds up, which you can't see or smell. Switch it off.", False),
-        ("The pool opens at 7am; you can't swim after 9pm.", False),
-        ("It opens at 7am. " * 15 + "I can't say more.", False),  # not near the start
-    ],
-)
-def test_cannot_say_finds_a_response_that_says_it_cannot_give_the_answer(
-    response: str, says: bool
-) -> None:
-    record = replace(FULL, response=response)
-    assert (CANNOT_SAY.search(response[:200]) is not None) == says
-    row, _ = run_one(["relevance_to_query"], record, [("no", 0.6), ("no", 0.6), ("no", 0.6)])
-    assert row["response/llm_judged/relevance_to_query/cannot_say"] == (1.0 if says else 0.0)
-
-
-@pytest.mark.parametrize("redirect", [0.8, 0.5, 0.2])
-def test_relevance_of_a_response_that_cannot_say_follows_where_it_points(redirect: float) -> None:
-    prefix = "response/llm_judged/relevance_to_query"
-    t = 0.593
-    opts = JudgeOptions(rationale=False, thresholds={"relevance_to_query": t})
-    record = replace(FULL, response="Nobody can say yet. Ring the office on the morning.")
-    # The model says it neither answers nor gives what is asked.
-    script: list[object] = [("no", 0.7), ("no", 0.8), ("yes", redirect)]
-    if redirect < 0.5:
-        script[2] = ("no", 1 - redirect)
-    row, _ = run_one(["relevance_to_query"], record, script, opts)
-    model_p = RELEVANCE_MODEL(
-        {"answers": logit(0.3), "gives": logit(0.2), "redirect": logit(redirect)}
-    )
-    floor = 1 / (1 + math.exp(-(logit(redirect) + logit(t))))
-    p = max(model_p, floor)
-    assert p == pytest.approx(redirect_floor(record, {"redirect": redirect}, model_p))
-    assert row[f"{prefix}/probability"] == pytest.approx(p if p >= t else 1 - p)
-    # the model's even odds on "where to find out" sit at the threshold
-    assert row[f"{prefix}/rating"] == ("yes" if redirect >= 0.5 else "no")
-    assert model_p < t  # without the rule every one of these would be rated not relevant
-    # ... the default model's catalogued threshold: refit one, revisit the other
-    default = load_catalogue()[default_model_id()]
-    assert default.thresholds["relevance_to_query"] == t
-    # an answer that does not say it cannot give the answer keeps the model's P
-    plain = replace(FULL, response="The office opens at 6.")
-    assert redirect_floor(plain, {"redirect": redirect}, model_p) == model_p
 
 
 def test_threshold_from_options_decides() -> None:
