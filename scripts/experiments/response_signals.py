@@ -143,6 +143,30 @@ CANDIDATES: dict[str, list[tuple[str, str, str]]] = {
             "row",
             "Does the response say who to ask or where to look for the answer?" + YN,
         ),
+        # For an answer that cannot say: is the place or person it points to one that can
+        # answer this request? (eleventh round; plain-cannot-say's wrong pointers)
+        (
+            "pointer_knows",
+            "row",
+            "Would the person or place the response points to know the answer to the request?" + YN,
+        ),
+        (
+            "right_place",
+            "row",
+            "Does the response point to the right place or person to find the answer to the "
+            "request?" + YN,
+        ),
+        (
+            "exact_source",
+            "row",
+            "Does the response say where to find the answer to the exact question asked in "
+            "the request?" + YN,
+        ),
+        (
+            "wrong_place",
+            "row",
+            "Does the response point to a place or person that could not answer the request?" + YN,
+        ),
         *CONTROLS,
     ],
     "context_sufficiency": [

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""correctness: should the expected answer's words that the request already states be left
+out of answer recall? (issue 13, eleventh round.) "Name the three types of muscle tissue."
+expects "Skeletal, smooth and cardiac muscle."; "Smooth, cardiac and skeletal." misses
+only "muscle", which the request says. Scored offline on units collected by
+response_signals.py (the shipped question's P(yes), "shipped"), no model:
+
+    flock /tmp/cpu.lock .venv/bin/python scripts/experiments/response_signals.py \
+        --judge correctness --set ../shared/benchmarks/correctness.jsonl \
+        --set tests/data/plain/correctness.jsonl ... --only shipped --units U
+    .venv/bin/python scripts/experiments/request_words.py U
+
+The variant leaves out of each accepted answer's content words those found in the
+request, unless that leaves none (a choice question, "Is Paris or Lyon the capital?",
+keeps every word). Prints balanced accuracy per source at the default threshold with the
+shipped combination (CORRECTNESS_MODEL, not refitted) and the rows whose rating changes.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from localjudge.judges import lexical as lx  # noqa: E402
+from localjudge.judges.response import CORRECTNESS_MODEL, expected_recall  # noqa: E402
+from localjudge.judges.support import logit  # noqa: E402
+from localjudge.models.catalogue import default_model_id, load_catalogue  # noqa: E402
+from localjudge.records import Record, validate_row  # noqa: E402
+
+
+def recall_after_request(expected: str, response: str, request: str) -> float | None:
+    """The best accepted answer's recall in the response, without the request's words."""
+    given = lx._known([request])
+    best: float | None = None
+    for answer in expected.split(lx.ALTERNATIVES):
+        words = [(w, k) for w, k in lx._words(answer) if w not in lx._NOT_ANSWER_WORDS]
+        if not words:
+            continue
+        new = [(w, k) for w, k in words if not lx._found(w, k, given)]
+        recall, _ = lx._support(new or words, [response])
+        best = recall if best is None else max(best, recall)
+    return best
+
+
+def variant(record: Record) -> float:
+    """expected_recall's answer_recall with recall_after_request in place of recall."""
+    expected = record.expected_text() or ""
+    answer, (reply, _) = lx.answer_word(expected), lx.reply_word(record.response or "")
+    if answer is not None and reply is not None:
+        return 1.0 if reply == answer else 0.0
+    recall = recall_after_request(expected, record.response or "", record.request or "")
+    return 1.0 if recall is None else recall
+
+
+def load(unit_id: str) -> Record:
+    path, row = unit_id.rsplit(":", 1)
+    base = REPO.parent / "shared" if path.startswith("benchmarks/") else REPO / "tests" / "data"
+    obj = json.loads((base / path).read_text().splitlines()[int(row)])
+    return validate_row(
+        int(row) + 1, {k: v for k, v in obj.items() if k not in ("labels", "source")}
+    )  # type: ignore[return-value]
+
+
+def main(paths: list[str]) -> int:
+    t = load_catalogue()[default_model_id()].thresholds["correctness"]
+    counts: dict[str, dict[str, list[int]]] = defaultdict(
+        lambda: {"shipped": [0, 0, 0, 0], "variant": [0, 0, 0, 0]}
+    )
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            u = json.loads(line)
+            record = load(u["id"])
+            recalls = {
+                "shipped": expected_recall(record)["answer_recall"],
+                "variant": variant(record),
+            }
+            ps = {
+                k: CORRECTNESS_MODEL({"same": logit(u["shipped"]), "answer_recall": r})
+                for k, r in recalls.items()
+            }
+            for k, p in ps.items():
+                c = counts[u["source"]][k]
+                if u["label"] == 1:
+                    c[0] += p >= t
+                    c[1] += 1
+                else:
+                    c[2] += p < t
+                    c[3] += 1
+            if (ps["shipped"] >= t) != (ps["variant"] >= t):
+                print(
+                    f"turns: {u['source']} label {u['label']} recall {recalls['shipped']:.2f} -> "
+                    f"{recalls['variant']:.2f}, P {ps['shipped']:.2f} -> {ps['variant']:.2f}: "
+                    f"{record.request[:70]!r}"
+                )
+
+    def ba(c: list[int]) -> float:
+        return (c[0] / max(c[1], 1) + c[2] / max(c[3], 1)) / 2
+
+    plain: dict[str, list[float]] = {"shipped": [], "variant": []}
+    for source, by in sorted(counts.items()):
+        print(f"{source:20s} shipped {ba(by['shipped']):.3f}  variant {ba(by['variant']):.3f}")
+        if not source.startswith("EVOUNA"):
+            for k in plain:
+                plain[k].append(ba(by[k]))
+    for k, v in plain.items():
+        print(f"plain sets, mean of {len(v)}: {k} {sum(v) / len(v):.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
