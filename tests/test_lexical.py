@@ -205,6 +205,10 @@ def test_durations_match_in_the_smaller_unit() -> None:
         ("16 oz", "1 lb"),
         ("Around 44,000 lb.", "It weighs 20 tonnes."),  # 19.96 tonnes
         ("2,000 kg", "a 2 tonne van"),
+        ("Close to 29 miles an hour.", "It can reach 25 knots."),  # knots: nautical
+        ("29 mph", "a top speed of 25 knots"),  # 28.8 mph, within IMPERIAL_TOLERANCE
+        ("About 46 km/h.", "It cruises at 25 knots."),
+        ("a reef knot", "Tie the reef knot first."),  # a knot tied: found word by word
         ("20 pounds", "It costs \u00a320."),  # money: found word by word
     ],
 )
@@ -240,6 +244,8 @@ def test_quantities_match_by_value_in_one_unit(expected: str, passage: str) -> N
         ("80 °F.", "It is kept at 27 °C."),  # no hedge: a rounded conversion is not found
         ("2 pounds", "a 1.5 kg bag"),
         ("20 tonnes", "It weighs 2,000 kg."),
+        ("30 knots", "It can reach 25 knots."),
+        ("35 mph", "a top speed of 25 knots"),
     ],
 )
 def test_a_different_value_is_not_found(expected: str, passage: str) -> None:

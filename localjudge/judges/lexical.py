@@ -122,6 +122,9 @@ _UNIT_WORDS = {
 # it ("about", "just under") is part of it (APPROX_TOLERANCE).
 _FAHRENHEIT = ("degrees fahrenheit", "degree fahrenheit", "fahrenheit")
 _MPH = ("mph", "mile per hour", "miles per hour", "mile an hour", "miles an hour")
+# Knots, a nautical speed: matched to metric and imperial speeds as imperial lengths are to
+# metric ones ("25 knots" is "29 mph" and "46 km/h", within IMPERIAL_TOLERANCE).
+_KNOTS = ("knot",)
 _UNITS: dict[str, tuple[float, str]] = {
     "degrees celsius": (1, "celsius"),
     "degree celsius": (1, "celsius"),
@@ -189,6 +192,7 @@ _UNITS: dict[str, tuple[float, str]] = {
     # speeds, in metres per second; miles per hour matched to metric speeds as imperial
     # lengths are to metric ones. A plural inside the unit is listed as written.
     **{unit: (1609.344 / 3600, "m/s") for unit in _MPH},
+    **{unit: (1852 / 3600, "m/s") for unit in _KNOTS},
     **{
         unit: (1 / 3.6, "m/s")
         for unit in (
@@ -245,8 +249,8 @@ def _number(word: str) -> float:
 
 def _quantity(m: re.Match[str]) -> str | None:
     """The key of a quantity phrase: "q:<value> <base unit>" ("q~:" for an imperial
-    length), or "<value>" for a number with a scale word; None when the match is a plain
-    number (matched word by word)."""
+    unit, "q^:" for a nautical one), or "<value>" for a number with a scale word; None when
+    the match is a plain number (matched word by word)."""
     unit = m.group("unit")
     if m.group("whole") is not None:
         value = _number(m.group("whole")) + 0.5
@@ -269,6 +273,8 @@ def _quantity(m: re.Match[str]) -> str | None:
     factor, base = _UNITS[unit]
     if unit in _IMPERIAL:
         return f"q~:{_plain(value * factor)} {base}"
+    if unit in _KNOTS:
+        return f"q^:{_plain(value * factor)} {base}"
     if base == "celsius":  # below zero when written so ("-18 °C", "minus 4 degrees")
         value = -value if m.group("minus") else value
         celsius = (value - 32) * 5 / 9 if unit in _FAHRENHEIT else value
@@ -552,12 +558,17 @@ def _words(text: str) -> list[tuple[str, str]]:
 _JOIN = re.compile(r"\s+(?:and\s+)?")
 
 
-def _measure(key: str) -> tuple[bool, float, str] | None:
-    """(imperial, value, base unit) of a quantity key; None for any other key."""
-    if not key.startswith(("q:", "q~:")):
+_QUANTITY_KEYS = ("q:", "q~:", "q^:")  # metric, imperial, nautical
+
+
+def _measure(key: str) -> tuple[str, float, str] | None:
+    """(system: "q" metric, "q~" imperial, "q^" nautical; value; base unit) of a quantity
+    key; None for any other key."""
+    if not key.startswith(_QUANTITY_KEYS):
         return None
-    value, base = key.split(":", 1)[1].split()
-    return key.startswith("q~:"), float(value), base
+    system, rest = key.split(":", 1)
+    value, base = rest.split()
+    return system, float(value), base
 
 
 def _same_kind(a: str, b: str) -> bool:
@@ -571,7 +582,7 @@ def _sum(a: str, b: str) -> str:
 
 
 def _near(key: str, other: str) -> bool:
-    """Whether two quantity keys are one imperial and one metric length within
+    """Whether two quantity keys are of two systems (metric, imperial, nautical) and within
     IMPERIAL_TOLERANCE of each other."""
     a, b = _measure(key), _measure(other)
     if a is None or b is None or a[0] == b[0] or a[2] != b[2] or not (a[1] and b[1]):
@@ -635,9 +646,9 @@ def _known(evidence: Iterable[str]) -> set[str]:
 def _found(word: str, key: str, known: set[str]) -> bool:
     # A quantity or date is also found when each of its content words is, as before they
     # were read as one ("a month" is found in "every month").
-    if key.startswith(("q:", "q~:")) and any(_near(key, k) for k in known):
+    if key.startswith(_QUANTITY_KEYS) and any(_near(key, k) for k in known):
         return True  # an imperial length and a metric one, rounded (IMPERIAL_TOLERANCE)
-    hedge = _hedge(word) if key.startswith(("q:", "q~:")) else None
+    hedge = _hedge(word) if key.startswith(_QUANTITY_KEYS) else None
     if hedge is not None and any(_within(hedge, key, k) for k in known):
         return True  # "about 9 metres" in "9.2 m" (APPROX_TOLERANCE)
     bare = word[len(hedge) :].lstrip(" .") if hedge is not None else word

@@ -134,7 +134,7 @@ class SufficiencyJudge(RowJudge):
                 "rating = P(yes) >= threshold"
             ),
             "answer recall": "share of the expected answer's content words in the passages; "
-            "v3, imperial masses, tonnes, hedged temperatures",
+            "v3, imperial masses, tonnes, knots, hedged temperatures",
         }
 
 
@@ -168,7 +168,7 @@ context_sufficiency = SufficiencyJudge(
         "question": SUFFICIENCY_Q,
         "expected": "its quantities and dates as the passages write them when equal or "
         'within its own hedge ("just under 2 miles" as "3 km"; a one-sided hedge goes with '
-        "an equal value; a temperature's within half a degree; imperial masses, tonnes); "
+        "an equal value; a temperature's within half a degree; imperial masses, tonnes, knots); "
         "a list of short items in the passages' order unless the request asks for one (items "
         "found by every word when one has no content word)",
     },
