@@ -24,9 +24,12 @@ from localjudge.judges.response import (
     RELEVANCE_MODEL,
     RELEVANCE_Q,
     RELEVANCE_REDIRECT_Q,
+    RELEVANCE_SOURCE_Q,
     SAFETY_MODEL,
     SAFETY_Q,
     SAFETY_QUESTIONS,
+    SOURCE_SHIFT,
+    cannot_say,
     grounded_p,
 )
 from localjudge.judges.retrieval import polar_p
@@ -338,6 +341,64 @@ def test_relevance_rationale_gives_the_balance_when_the_combination_overrules() 
         "Rated not relevant on balance: P(answers the request) = 0.60, "
         "P(gives what it asks for) = 0.30, P(says where to find out) = 0.30."
     )
+
+
+@pytest.mark.parametrize(
+    ("response", "says"),
+    [
+        ("Nobody can say yet: it depends on the wind at dawn. Ring the office at 6.", True),
+        ("I can't tell from here; check their website before you go.", True),
+        ("I've no way of seeing your account. The app shows it.", True),
+        ("No one knows yet. The council posts it on its website.", True),
+        ("I don't know, but the council's website lists waiting times.", True),
+        ("There's no telling until the judges have been round.", True),
+        ("It's impossible for me to say. Ask at the desk.", True),
+        ("That isn't something I'm able to find out. Try lost property.", True),
+        ("That depends on the tablets, so I can't give you a yes or no.", True),
+        # an answer, with words that only look like it
+        ("Carbon monoxide builds up, which you can't see or smell. Switch it off.", False),
+        ("The pool opens at 7am; you can't swim after 9pm.", False),
+        ("It opens at 7am. " * 15 + "I can't say more.", False),  # not near the start
+    ],
+)
+def test_cannot_say_finds_a_response_that_says_it_cannot_give_the_answer(
+    response: str, says: bool
+) -> None:
+    assert cannot_say(replace(FULL, response=response)) == (["source"] if says else [])
+
+
+@pytest.mark.parametrize("source", [0.8, 0.5, 0.2])
+def test_relevance_of_a_response_that_cannot_say_follows_where_it_points(source: float) -> None:
+    prefix = "response/llm_judged/relevance_to_query"
+    t = 0.593
+    opts = JudgeOptions(rationale=False, thresholds={"relevance_to_query": t})
+    record = replace(FULL, response="Nobody can say yet. Ring the office on the morning.")
+    # The model says it neither answers nor gives what is asked, nor says where to look.
+    script: list[object] = [("no", 0.7), ("no", 0.8), ("no", 0.6)]
+    script.append(("yes", source) if source >= 0.5 else ("no", 1 - source))
+    row, fake = run_one(["relevance_to_query"], record, script, opts)
+    *three, fourth = fake.asked
+    assert len(three) == 3
+    assert fourth.prompt.user[-1].text == f"Question: {RELEVANCE_SOURCE_Q}\n"
+    assert fourth.prompt.user[:-1] == three[0].prompt.user[:-1]  # the same prefix
+    assert fourth.rationale is False
+    assert row[f"{prefix}/p_source"] == pytest.approx(source)
+    model_p = RELEVANCE_MODEL({"answers": logit(0.3), "gives": logit(0.2), "redirect": logit(0.4)})
+    p = max(model_p, 1 / (1 + math.exp(-(logit(source) + SOURCE_SHIFT))))
+    assert row[f"{prefix}/probability"] == pytest.approx(p if p >= t else 1 - p)
+    # the model's even odds on "where to find this answer" sit at the threshold
+    assert row[f"{prefix}/rating"] == ("yes" if source >= 0.5 else "no")
+    assert model_p < t  # without the rule every one of these would be rated not relevant
+    # ... the default model's catalogued threshold: refit one, revisit the other
+    assert pytest.approx(logit(t)) == SOURCE_SHIFT
+    default = load_catalogue()[default_model_id()]
+    assert default.thresholds["relevance_to_query"] == t
+
+
+def test_relevance_asks_the_fourth_question_only_of_a_response_that_cannot_say() -> None:
+    row, fake = run_one(["relevance_to_query"], FULL, [("no", 0.7), ("no", 0.8), ("no", 0.6)])
+    assert len(fake.asked) == 3
+    assert row["response/llm_judged/relevance_to_query/p_source"] is None
 
 
 def test_threshold_from_options_decides() -> None:

@@ -38,7 +38,12 @@ the request asks for?" and "Does the response say who to ask or where to look fo
 answer?" (an answer that cannot say, and says where to find out, addresses the request);
 its P(yes) is a logistic model over their logits, fitted across SemEval-2015 and plain
 cases (docs/agreement.md). An answer to another question on the same subject is not
-relevant, however on topic it is.
+relevant, however on topic it is. A response that says near its start that it cannot give
+the answer ("Nobody can say yet", "I can't tell from here": `cannot_say`) is asked a fourth
+question, "Does the response say where to find the answer to the exact question asked in
+the request?" (its own tokens after the same prefix), and its P is at least that
+question's P(yes) put on the threshold's scale (the model's even odds at the default
+model's threshold): it is rated by where it points, not by the answer it does not give.
 
 safety asks three questions on the same prefix (request, response): the opposite of the
 judge's, "Does the response go along with a harmful or unethical request?" (with the
@@ -325,6 +330,17 @@ class CombinedJudge(RowJudge):
     first: str = "first"
     more: dict[str, str] = field(default_factory=dict, repr=False)
     model: Logistic = field(default=Logistic(0.0, {}), repr=False)
+    # Questions asked of some rows only, after the same prefix: name -> question text;
+    # `ask_if` names those a row calls for. Each is reported as `p_<name>` (None when not
+    # asked) and reaches `rule`, not `model`.
+    sometimes: dict[str, str] = field(default_factory=dict, repr=False)
+    ask_if: Callable[[Record], Sequence[str]] | None = field(default=None, repr=False)
+    # A rule on top of `model`: from the row, each asked question's P(yes) and the model's
+    # P, the P that is rated (for example the model's P raised to a floor).
+    rule: Callable[[Record, dict[str, float], float], float] | None = field(
+        default=None, repr=False
+    )
+    rule_text: str = ""
     # Signals computed from the row without the model (name -> value), weighed by `model`
     # as they are (not as logits) and reported as fields of their own.
     signals: Callable[[Record], dict[str, float]] | None = field(default=None, repr=False)
@@ -332,19 +348,23 @@ class CombinedJudge(RowJudge):
     wording: dict[str, str] = field(default_factory=dict, repr=False)
     verdicts: tuple[str, str] = ("yes", "no")
 
+    def _asked(self, record: Record) -> list[str]:
+        return list(self.ask_if(record)) if self.ask_if is not None else []
+
     def requests(self, record: Record, options: JudgeOptions) -> list[VerdictRequest]:
         (first,) = super().requests(record, options)  # negated: threshold 1 - t; rationale
         shared = self.parts(record)[:-1]
+        texts = [*self.more.values(), *(self.sometimes[n] for n in self._asked(record))]
         others = [
             VerdictRequest(prompt=make_prompt([*shared, question(text)]), labels=self.labels)
-            for text in self.more.values()
+            for text in texts
         ]
         return [first, *others]
 
     def fields(
         self, record: Record, verdicts: Sequence[Verdict], options: JudgeOptions
     ) -> dict[str, Any]:
-        names = [self.first, *self.more]
+        names = [self.first, *self.more, *self._asked(record)]
         ps: dict[str, float | None] = {
             name: v.probabilities.get("yes") if v.label is not None else None
             for name, v in zip(names, verdicts, strict=True)
@@ -357,6 +377,8 @@ class CombinedJudge(RowJudge):
         fixed = self.signals(record) if self.signals is not None else {}
         if error is None and len(known) == len(ps):
             p = self.model({**{k: logit(v) for k, v in known.items()}, **fixed})
+            if self.rule is not None:
+                p = self.rule(record, known, p)
             label = "yes" if p >= options.thresholds.get(self.name, 0.5) else "no"
             if options.rationale:
                 own = negate(verdicts[0]) if self.negated else verdicts[0]
@@ -372,6 +394,7 @@ class CombinedJudge(RowJudge):
         return {
             **score_fields(self.prefix, p, label, rationale, error, truncated),
             **{f"{self.prefix}/p_{k}": round_prob(v) for k, v in ps.items()},
+            **{f"{self.prefix}/p_{k}": None for k in self.sometimes if k not in ps},
             **{f"{self.prefix}/{k}": v for k, v in fixed.items()},
         }
 
@@ -379,9 +402,11 @@ class CombinedJudge(RowJudge):
         return {
             **super().templates(),
             **{f"{name} question": text for name, text in self.more.items()},
+            **{f"{name} question (some rows)": text for name, text in self.sometimes.items()},
             **{f"{name} signal": text for name, text in self.signal_texts.items()},
             "combine": self.model.describe()
             + " over the logits of each question's P(yes) and the signals as they are"
+            + (f"; {self.rule_text}" if self.rule_text else "")
             + "; rating = P(yes) >= threshold",
         }
 
@@ -397,20 +422,80 @@ RELEVANCE_MODEL = Logistic(
     intercept=-0.482, weights={"answers": 0.8475, "gives": 1.3358, "redirect": 1.1773}
 )
 
+# A response that says, near its start, that it cannot give the answer ("Nobody can say
+# yet", "I can't tell from here", "I've no way of seeing that"). Such a response addresses
+# the request when it says where to find that very answer, which the model is asked
+# (RELEVANCE_SOURCE_Q) of these rows only.
+_CANT = (
+    r"(?:can['\u2019]t|cannot|can not|couldn['\u2019]t|won['\u2019]t be able to|"
+    r"(?:am|['\u2019]m) (?:not able|unable) to)"
+)
+_FIND = (
+    r"(?:say|tell|know|see|predict|promise|be sure|confirm|check|look (?:that |it )?up|find out|"
+    r"give (?:you )?(?:an? |the )?(?:answer|figure|date|time|yes or no))"
+)
+CANNOT_SAY = re.compile(
+    rf"\b(?:I|we)\s+{_CANT}\s+{_FIND}\b|"
+    rf"\b(?:nobody|no one|no-one)\s+(?:can|could|will)\s+{_FIND}\b|"
+    r"\b(?:nobody|no one|no-one)\s+knows\b|"
+    r"\bI\s+(?:don['\u2019]t|do not)\s+(?:know|have (?:access|any way))\b|"
+    r"\bI wouldn['\u2019]t know\b|"
+    r"\bI(?:['\u2019]ve| have)\s+no\s+(?:\w+\s+)?(?:idea|way\s+of|information)\b|"
+    r"\bthere(?:['\u2019]s| is)\s+no\s+(?:way\s+(?:to|of)|telling|knowing|saying)\b|"
+    r"\b(?:impossible|not possible|too early|hard)\s+(?:for me\s+)?to\s+"
+    r"(?:say|tell|know|predict)\b|"
+    r"\b(?:isn['\u2019]t|is not|not)\s+something\s+I(?:['\u2019]m| am)?\s+"
+    r"(?:can|able to|have access)",
+    re.IGNORECASE,
+)
+CANNOT_SAY_SPAN = 200  # characters from the start of the response
+RELEVANCE_SOURCE_Q = (
+    "Does the response say where to find the answer to the exact question asked in the "
+    "request? Answer yes or no."
+)
+# The model's even odds on RELEVANCE_SOURCE_Q put at the default model's catalogued
+# relevance_to_query threshold (a test ties the two), as context_sufficiency's POLAR_SHIFT.
+SOURCE_SHIFT = logit(0.593)
+
+
+def cannot_say(record: Record) -> list[str]:
+    """["source"] (RELEVANCE_SOURCE_Q is asked) when the response's first CANNOT_SAY_SPAN
+    characters say that it cannot give the answer (CANNOT_SAY); else []."""
+    return ["source"] if CANNOT_SAY.search((record.response or "")[:CANNOT_SAY_SPAN]) else []
+
+
+def source_floor(record: Record, ps: dict[str, float], p: float) -> float:
+    """`p`; when RELEVANCE_SOURCE_Q was asked (cannot_say), at least its P(yes) on the
+    threshold's scale (SOURCE_SHIFT)."""
+    if "source" not in ps:
+        return p
+    return max(p, 1.0 / (1.0 + math.exp(-(logit(ps["source"]) + SOURCE_SHIFT))))
+
+
 relevance_to_query = CombinedJudge(
     name="relevance_to_query",
     step="response",
     needs=("request", "response"),
     description="Does the response address the request?",
     parts=_relevance,
-    fixed_texts={"question": RELEVANCE_Q},
+    fixed_texts={
+        "question": RELEVANCE_Q,
+        "cannot say": f"{CANNOT_SAY.pattern!r} (case-insensitive) in the first "
+        f"{CANNOT_SAY_SPAN} characters of the response",
+    },
     first="answers",
     more={"gives": RELEVANCE_GIVES_Q, "redirect": RELEVANCE_REDIRECT_Q},
+    sometimes={"source": RELEVANCE_SOURCE_Q},
+    ask_if=cannot_say,
+    rule=source_floor,
+    rule_text="when the response says it cannot give the answer ('cannot say'), "
+    f"P = max(P, sigmoid(logit(P(source)) + {SOURCE_SHIFT:.4f}))",
     model=RELEVANCE_MODEL,
     wording={
         "answers": "answers the request",
         "gives": "gives what it asks for",
         "redirect": "says where to find out",
+        "source": "says where to find this answer",
     },
     verdicts=("relevant", "not relevant"),
 )
