@@ -346,3 +346,33 @@ def test_plain_cannot_say_set_is_well_formed() -> None:
         assert row["request"] not in others, row["request_id"]
     labels = [row["labels"]["relevance_to_query"] for row in rows]
     assert labels.count("yes") == 12 and labels.count("no") == 12
+
+
+CANNOT_SAY_2 = DATA / "plain-cannot-say-2" / "relevance_to_query.jsonl"
+
+
+def test_plain_cannot_say_2_set_is_well_formed() -> None:
+    """tests/data/plain-cannot-say-2/, the second set of that shape: 24 relevance_to_query
+    rows whose response says it cannot give the answer; valid records once labels and
+    source are off, ids cannot-say-2-relevance_to_query-NN in file order, 12 yes and 12
+    no, each row's kind (`source`) naming its label, and no request shared with the other
+    sets or with plain-cannot-say."""
+    assert [p.name for p in CANNOT_SAY_2.parent.glob("*.jsonl")] == ["relevance_to_query.jsonl"]
+    rows = [json.loads(line) for line in CANNOT_SAY_2.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 24
+    others = {row["request"] for name in SETS for judge in FIELDS for row in load(judge, name)}
+    first = CANNOT_SAY.read_text(encoding="utf-8").splitlines()
+    others |= {json.loads(line)["request"] for line in first}
+    for i, row in enumerate(rows, start=1):
+        bare = {k: v for k, v in row.items() if k not in ("labels", "source")}
+        record = validate_row(i, bare)
+        assert isinstance(record, Record)
+        assert record.request_id == f"cannot-say-2-relevance_to_query-{i:02d}"
+        assert set(bare) == {"request_id", "request"} | FIELDS["relevance_to_query"]
+        assert row["labels"] == {"relevance_to_query": row["labels"]["relevance_to_query"]}
+        label = row["labels"]["relevance_to_query"]
+        assert label in ("yes", "no"), row["request_id"]
+        assert row["source"].startswith(f"plain-cannot-say-2 {label}-"), row["request_id"]
+        assert row["request"] not in others, row["request_id"]
+    labels = [row["labels"]["relevance_to_query"] for row in rows]
+    assert labels.count("yes") == 12 and labels.count("no") == 12
