@@ -355,6 +355,8 @@ def test_relevance_rationale_gives_the_balance_when_the_combination_overrules() 
         ("It's impossible for me to say. Ask at the desk.", True),
         ("That isn't something I'm able to find out. Try lost property.", True),
         ("That depends on the tablets, so I can't give you a yes or no.", True),
+        ("I'm not able to check that. The NHS App shows your results.", True),
+        ("I\u2019m unable to see your bookings; the app lists them.", True),
         # an answer, with words that only look like it
         ("Carbon monoxide builds up, which you can't see or smell. Switch it off.", False),
         ("The pool opens at 7am; you can't swim after 9pm.", False),

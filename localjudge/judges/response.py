@@ -427,15 +427,15 @@ RELEVANCE_MODEL = Logistic(
 # the request when it says where to find that very answer, which the model is asked
 # (RELEVANCE_SOURCE_Q) of these rows only.
 _CANT = (
-    r"(?:can['\u2019]t|cannot|can not|couldn['\u2019]t|won['\u2019]t be able to|"
-    r"(?:am|['\u2019]m) (?:not able|unable) to)"
+    r"(?:\s+(?:can['\u2019]t|cannot|can not|couldn['\u2019]t|won['\u2019]t be able to|"
+    r"am not able to|am unable to)|['\u2019]m\s+(?:not able|unable) to)"
 )
 _FIND = (
     r"(?:say|tell|know|see|predict|promise|be sure|confirm|check|look (?:that |it )?up|find out|"
     r"give (?:you )?(?:an? |the )?(?:answer|figure|date|time|yes or no))"
 )
 CANNOT_SAY = re.compile(
-    rf"\b(?:I|we)\s+{_CANT}\s+{_FIND}\b|"
+    rf"\b(?:I|we){_CANT}\s+{_FIND}\b|"
     rf"\b(?:nobody|no one|no-one)\s+(?:can|could|will)\s+{_FIND}\b|"
     r"\b(?:nobody|no one|no-one)\s+knows\b|"
     r"\bI\s+(?:don['\u2019]t|do not)\s+(?:know|have (?:access|any way))\b|"
