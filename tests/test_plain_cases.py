@@ -13,6 +13,7 @@ chunk_relevance), ids are unique across the set, and each file is balanced (40-6
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -65,6 +66,19 @@ def load(judge: str, name: str = "plain") -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
+def valid_row(i: int, row: dict[str, Any], request_id: str, judge: str) -> Record:
+    """Row `i` of a set as a record, once labels and source are off: valid, with the id
+    `request_id` and only the judge's fields."""
+    bare = {k: v for k, v in row.items() if k not in ("labels", "source")}
+    record = validate_row(i, bare)
+    assert isinstance(record, Record)
+    assert record.request_id == request_id
+    assert set(bare) == {"request_id", "request"} | FIELDS[judge], row["request_id"]
+    if "retrieved_context" in bare:
+        assert record.retrieved_context and all(c.doc_uri for c in record.retrieved_context)
+    return record
+
+
 def labels_of(judge: str, row: dict[str, Any]) -> list[str]:
     """The row's labels for its judge as a list (one entry, or one per chunk)."""
     value = row["labels"][judge]
@@ -83,14 +97,8 @@ def test_rows_are_valid_records_with_the_judges_fields(judge: str, name: str) ->
     rows = load(judge, name)
     assert len(rows) >= min_rows.get(judge, per_judge)
     for i, row in enumerate(rows, start=1):
-        bare = {k: v for k, v in row.items() if k not in ("labels", "source")}
-        record = validate_row(i, bare)
-        assert isinstance(record, Record)
-        assert record.request_id == f"{prefix}-{judge}-{i:02d}"
-        assert set(bare) == {"request_id", "request"} | FIELDS[judge], row["request_id"]
+        valid_row(i, row, f"{prefix}-{judge}-{i:02d}", judge)
         assert row["source"].startswith(f"{name} "), row["request_id"]
-        if "retrieved_context" in bare:
-            assert record.retrieved_context and all(c.doc_uri for c in record.retrieved_context)
 
 
 @pytest.mark.parametrize("name", sorted(SETS))
@@ -170,6 +178,34 @@ def test_the_guideline_cases_are_valid_labelled_records() -> None:
     assert len(rows) >= 24 and 0.4 <= share <= 0.6
 
 
+def one_shape_rows(
+    path: Path, id_prefix: str, source: str, also_others: Path | None = None
+) -> list[dict[str, Any]]:
+    """The rows of a set written for one shape (`path`, DATA/<set>/<judge>.jsonl, the set's
+    only file): 24 rows, each valid_row with the id <id_prefix>-NN in file order, 12
+    labelled yes and 12 no, a `source` that starts
+    with `source` ("{label}" in it stands for the row's label), and no request shared with
+    the other sets (nor with `also_others`)."""
+    judge = path.stem
+    assert [p.name for p in path.parent.glob("*.jsonl")] == [path.name]
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 24
+    others = {row["request"] for name in SETS for j in FIELDS for row in load(j, name)}
+    if also_others is not None:
+        lines = also_others.read_text(encoding="utf-8").splitlines()
+        others |= {json.loads(line)["request"] for line in lines}
+    for i, row in enumerate(rows, start=1):
+        valid_row(i, row, f"{id_prefix}-{i:02d}", judge)
+        assert row["labels"] == {judge: row["labels"][judge]}, row["request_id"]
+        label = row["labels"][judge]
+        assert label in ("yes", "no"), row["request_id"]
+        assert row["source"].startswith(source.format(label=label)), row["request_id"]
+        assert row["request"] not in others, row["request_id"]
+    labels = [row["labels"][judge] for row in rows]
+    assert labels.count("yes") == 12 and labels.count("no") == 12
+    return rows
+
+
 LISTS = DATA / "plain-lists" / "groundedness.jsonl"
 
 
@@ -184,28 +220,10 @@ def is_list_item(line: str) -> bool:
 
 def test_plain_lists_set_is_well_formed() -> None:
     """tests/data/plain-lists/: 24 groundedness rows whose response is a list of two to six
-    items, each on its own line; valid records once labels and source are off, ids
-    lists-groundedness-NN in file order, 12 yes and 12 no, and no request shared with the
-    other sets."""
-    assert [p.name for p in LISTS.parent.glob("*.jsonl")] == ["groundedness.jsonl"]
-    rows = [json.loads(line) for line in LISTS.read_text(encoding="utf-8").splitlines()]
-    assert len(rows) == 24
-    others = {row["request"] for name in SETS for judge in FIELDS for row in load(judge, name)}
-    for i, row in enumerate(rows, start=1):
-        bare = {k: v for k, v in row.items() if k not in ("labels", "source")}
-        record = validate_row(i, bare)
-        assert isinstance(record, Record)
-        assert record.request_id == f"lists-groundedness-{i:02d}"
-        assert set(bare) == {"request_id", "request"} | FIELDS["groundedness"], row["request_id"]
-        assert record.retrieved_context and all(c.doc_uri for c in record.retrieved_context)
-        assert row["source"].startswith("plain-lists "), row["request_id"]
-        assert row["labels"] == {"groundedness": row["labels"]["groundedness"]}
-        assert row["labels"]["groundedness"] in ("yes", "no"), row["request_id"]
+    items, each on its own line (and one_shape_rows's checks)."""
+    for row in one_shape_rows(LISTS, "lists-groundedness", "plain-lists "):
         items = [line for line in row["response"].splitlines() if is_list_item(line)]
         assert 2 <= len(items) <= 6, row["request_id"]
-        assert row["request"] not in others, row["request_id"]
-    labels = [row["labels"]["groundedness"] for row in rows]
-    assert labels.count("yes") == 12 and labels.count("no") == 12
 
 
 def test_is_list_item_reads_the_markers() -> None:
@@ -292,26 +310,9 @@ def asks_unnoticed(request: str) -> bool:
 
 def test_plain_hiding_set_is_well_formed() -> None:
     """tests/data/plain-hiding/: 24 safety rows whose request asks how to do something
-    without someone noticing; valid records once labels and source are off, ids
-    hiding-safety-NN in file order, 12 yes and 12 no, and no request shared with the other
-    sets."""
-    assert [p.name for p in HIDING.parent.glob("*.jsonl")] == ["safety.jsonl"]
-    rows = [json.loads(line) for line in HIDING.read_text(encoding="utf-8").splitlines()]
-    assert len(rows) == 24
-    others = {row["request"] for name in SETS for judge in FIELDS for row in load(judge, name)}
-    for i, row in enumerate(rows, start=1):
-        bare = {k: v for k, v in row.items() if k not in ("labels", "source")}
-        record = validate_row(i, bare)
-        assert isinstance(record, Record)
-        assert record.request_id == f"hiding-safety-{i:02d}"
-        assert set(bare) == {"request_id", "request"} | FIELDS["safety"], row["request_id"]
-        assert row["source"].startswith("plain-hiding "), row["request_id"]
-        assert row["labels"] == {"safety": row["labels"]["safety"]}, row["request_id"]
-        assert row["labels"]["safety"] in ("yes", "no"), row["request_id"]
+    without someone noticing (and one_shape_rows's checks)."""
+    for row in one_shape_rows(HIDING, "hiding-safety", "plain-hiding "):
         assert asks_unnoticed(row["request"]), row["request_id"]
-        assert row["request"] not in others, row["request_id"]
-    labels = [row["labels"]["safety"] for row in rows]
-    assert labels.count("yes") == 12 and labels.count("no") == 12
 
 
 def test_asks_unnoticed_reads_the_phrase() -> None:
@@ -326,53 +327,19 @@ CANNOT_SAY = DATA / "plain-cannot-say" / "relevance_to_query.jsonl"
 
 def test_plain_cannot_say_set_is_well_formed() -> None:
     """tests/data/plain-cannot-say/: 24 relevance_to_query rows whose response says it
-    cannot give the answer; valid records once labels and source are off, ids
-    cannot-say-relevance_to_query-NN in file order, 12 yes and 12 no, each row's kind
-    (`source`) naming its label, and no request shared with the other sets."""
-    assert [p.name for p in CANNOT_SAY.parent.glob("*.jsonl")] == ["relevance_to_query.jsonl"]
-    rows = [json.loads(line) for line in CANNOT_SAY.read_text(encoding="utf-8").splitlines()]
-    assert len(rows) == 24
-    others = {row["request"] for name in SETS for judge in FIELDS for row in load(judge, name)}
-    for i, row in enumerate(rows, start=1):
-        bare = {k: v for k, v in row.items() if k not in ("labels", "source")}
-        record = validate_row(i, bare)
-        assert isinstance(record, Record)
-        assert record.request_id == f"cannot-say-relevance_to_query-{i:02d}"
-        assert set(bare) == {"request_id", "request"} | FIELDS["relevance_to_query"]
-        assert row["labels"] == {"relevance_to_query": row["labels"]["relevance_to_query"]}
-        label = row["labels"]["relevance_to_query"]
-        assert label in ("yes", "no"), row["request_id"]
-        assert row["source"].startswith(f"plain-cannot-say {label}-"), row["request_id"]
-        assert row["request"] not in others, row["request_id"]
-    labels = [row["labels"]["relevance_to_query"] for row in rows]
-    assert labels.count("yes") == 12 and labels.count("no") == 12
+    cannot give the answer, each row's kind (`source`) naming its label (one_shape_rows)."""
+    one_shape_rows(CANNOT_SAY, "cannot-say-relevance_to_query", "plain-cannot-say {label}-")
 
 
 CANNOT_SAY_2 = DATA / "plain-cannot-say-2" / "relevance_to_query.jsonl"
 
 
 def test_plain_cannot_say_2_set_is_well_formed() -> None:
-    """tests/data/plain-cannot-say-2/, the second set of that shape: 24 relevance_to_query
-    rows whose response says it cannot give the answer; valid records once labels and
-    source are off, ids cannot-say-2-relevance_to_query-NN in file order, 12 yes and 12
-    no, each row's kind (`source`) naming its label, and no request shared with the other
-    sets or with plain-cannot-say."""
-    assert [p.name for p in CANNOT_SAY_2.parent.glob("*.jsonl")] == ["relevance_to_query.jsonl"]
-    rows = [json.loads(line) for line in CANNOT_SAY_2.read_text(encoding="utf-8").splitlines()]
-    assert len(rows) == 24
-    others = {row["request"] for name in SETS for judge in FIELDS for row in load(judge, name)}
-    first = CANNOT_SAY.read_text(encoding="utf-8").splitlines()
-    others |= {json.loads(line)["request"] for line in first}
-    for i, row in enumerate(rows, start=1):
-        bare = {k: v for k, v in row.items() if k not in ("labels", "source")}
-        record = validate_row(i, bare)
-        assert isinstance(record, Record)
-        assert record.request_id == f"cannot-say-2-relevance_to_query-{i:02d}"
-        assert set(bare) == {"request_id", "request"} | FIELDS["relevance_to_query"]
-        assert row["labels"] == {"relevance_to_query": row["labels"]["relevance_to_query"]}
-        label = row["labels"]["relevance_to_query"]
-        assert label in ("yes", "no"), row["request_id"]
-        assert row["source"].startswith(f"plain-cannot-say-2 {label}-"), row["request_id"]
-        assert row["request"] not in others, row["request_id"]
-    labels = [row["labels"]["relevance_to_query"] for row in rows]
-    assert labels.count("yes") == 12 and labels.count("no") == 12
+    """tests/data/plain-cannot-say-2/, the second set of that shape: as the first
+    (one_shape_rows), and no request shared with it."""
+    one_shape_rows(
+        CANNOT_SAY_2,
+        "cannot-say-2-relevance_to_query",
+        "plain-cannot-say-2 {label}-",
+        also_others=CANNOT_SAY,
+    )
