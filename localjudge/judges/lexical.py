@@ -647,7 +647,7 @@ def _found(word: str, key: str, known: set[str]) -> bool:
     # A quantity or date is also found when each of its content words is, as before they
     # were read as one ("a month" is found in "every month").
     if key.startswith(_QUANTITY_KEYS) and any(_near(key, k) for k in known):
-        return True  # an imperial length and a metric one, rounded (IMPERIAL_TOLERANCE)
+        return True  # values of two systems, rounded (IMPERIAL_TOLERANCE)
     hedge = _hedge(word) if key.startswith(_QUANTITY_KEYS) else None
     if hedge is not None and any(_within(hedge, key, k) for k in known):
         return True  # "about 9 metres" in "9.2 m" (APPROX_TOLERANCE)
