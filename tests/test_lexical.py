@@ -208,6 +208,7 @@ def test_durations_match_in_the_smaller_unit() -> None:
         ("Close to 29 miles an hour.", "It can reach 25 knots."),  # knots: nautical
         ("29 mph", "a top speed of 25 knots"),  # 28.8 mph, within IMPERIAL_TOLERANCE
         ("About 46 km/h.", "It cruises at 25 knots."),
+        ("46 km/h", "It cruises at 25 knots."),  # 46.3 km/h: a rounded conversion
         ("a reef knot", "Tie the reef knot first."),  # a knot tied: found word by word
         ("20 pounds", "It costs \u00a320."),  # money: found word by word
     ],
