@@ -113,6 +113,7 @@ from localjudge.judges.support import (
     best_evidence,
     claim_requests,
     logit,
+    shifted,
 )
 from localjudge.judges.verifiable import check
 from localjudge.records import Record
@@ -469,7 +470,7 @@ def source_floor(record: Record, ps: dict[str, float], p: float) -> float:
     threshold's scale (SOURCE_SHIFT)."""
     if "source" not in ps:
         return p
-    return max(p, 1.0 / (1.0 + math.exp(-(logit(ps["source"]) + SOURCE_SHIFT))))
+    return max(p, shifted(ps["source"], SOURCE_SHIFT))
 
 
 relevance_to_query = CombinedJudge(

@@ -25,7 +25,6 @@ not found and the model's P(yes).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -46,7 +45,7 @@ from localjudge.judges.base import (
 )
 from localjudge.judges.kinds import ChunkJudge, RowJudge
 from localjudge.judges.lexical import answer_word, best_answer_recall, listed
-from localjudge.judges.support import logit
+from localjudge.judges.support import logit, shifted
 from localjudge.records import Chunk, Record
 
 CHUNK_RELEVANCE_Q = "Is passage {n} relevant to the request? Answer yes or no."
@@ -81,7 +80,7 @@ POLAR_SHIFT = logit(0.7158)
 
 def polar_p(model_p: float) -> float:
     """The model's P(yes) on the blend's scale (POLAR_SHIFT)."""
-    return 1.0 / (1.0 + math.exp(-(logit(model_p) + POLAR_SHIFT)))
+    return shifted(model_p, POLAR_SHIFT)
 
 
 @dataclass(frozen=True)

@@ -95,6 +95,12 @@ def logit(p: float) -> float:
     return math.log(p / (1.0 - p))
 
 
+def shifted(p: float, shift: float) -> float:
+    """sigmoid(logit(p) + shift): a probability moved by `shift` logits, so that its even
+    odds sit at sigmoid(shift) (a model's own verdict put on a threshold's scale)."""
+    return 1.0 / (1.0 + math.exp(-(logit(p) + shift)))
+
+
 @dataclass(frozen=True)
 class Logistic:
     """P = 1 / (1 + exp(-(intercept + Σ weights[name] · x[name]))). Probabilities enter as
