@@ -114,7 +114,7 @@ def test_groundedness_asks_each_statement_of_each_passage() -> None:
     assert row[f"{prefix}/key_terms_not_in_context"] == []
     # Word overlap is reported, not weighed.
     assert row[f"{prefix}/lexical_support"] == 1.0 and row[f"{prefix}/words_not_in_context"] == []
-    p_yes = grounded_p([0.8, 0.6])
+    p_yes = grounded_p([0.8, 0.6], key_missing=False)
     threshold = NO_RATIONALE.thresholds.get("groundedness", 0.5)
     rating = "yes" if p_yes >= threshold else "no"
     assert row[f"{prefix}/rating"] == rating
@@ -195,9 +195,20 @@ def test_groundedness_judges_a_bare_yes_or_no_with_the_sentence_after_it(
 def test_grounded_p_follows_the_weakest_statement_and_the_mean() -> None:
     w = GROUNDEDNESS_MODEL.weights
     assert w["mean"] > 0 and w["min"] > 0  # more support, higher P
-    assert grounded_p([0.9, 0.9]) > grounded_p([0.9, 0.3]) > grounded_p([0.3, 0.3])
+    ps = ([0.9, 0.9], [0.9, 0.3], [0.3, 0.3])
+    assert [grounded_p(p, False) for p in ps] == sorted(
+        (grounded_p(p, False) for p in ps), reverse=True
+    )
     z = GROUNDEDNESS_MODEL.intercept + (w["mean"] + w["min"]) * logit(0.7)
-    assert grounded_p([0.7]) == pytest.approx(1 / (1 + math.exp(-z)))
+    assert grounded_p([0.7], False) == pytest.approx(1 / (1 + math.exp(-z)))
+
+
+def test_a_number_or_name_missing_from_the_passages_lowers_p_grounded() -> None:
+    w = GROUNDEDNESS_MODEL.weights
+    assert w["key_missing"] < 0
+    z = GROUNDEDNESS_MODEL.intercept + (w["mean"] + w["min"]) * logit(0.7) + w["key_missing"]
+    assert grounded_p([0.7], True) == pytest.approx(1 / (1 + math.exp(-z)))
+    assert grounded_p([0.7], True) < grounded_p([0.7], False)
 
 
 def test_groundedness_rationale_names_the_weakest_statement_its_passage_and_missing_terms() -> None:
@@ -211,6 +222,10 @@ def test_groundedness_rationale_names_the_weakest_statement_its_passage_and_miss
         'Least supported statement: "It has 3 million people.", best supported by passage 1 '
         "(P = 0.30). Numbers and names not found in the passages: 3."
     )
+    # The missing number is weighed, not only reported.
+    p_yes = grounded_p([0.9, 0.3], key_missing=True)
+    assert row[f"{prefix}/rating"] == "no"
+    assert row[f"{prefix}/probability"] == pytest.approx(1 - p_yes)
 
 
 def test_groundedness_error_in_one_verdict_fails_the_row() -> None:

@@ -99,6 +99,22 @@ def test_missing_key_terms_ignores_paraphrase_and_catches_a_changed_name_or_numb
     assert missing_key_terms("it was discovered long ago.", passage) == (None, [])
 
 
+def test_a_list_items_first_word_and_number_are_not_key_terms() -> None:
+    listed = (
+        "- Cost: nothing, it's free\n- Bring: one form of photo ID\n1. Turn up by 9\n2) Sign in"
+    )
+    assert key_terms(listed) == ["id", "9"]
+
+
+def test_missing_key_terms_finds_a_number_by_its_value() -> None:
+    passage = ["Members may borrow up to twelve items, and the zip wire is 250 metres long."]
+    assert missing_key_terms("You can take 12 items out.", passage) == (0.0, [])
+    assert missing_key_terms("It's roughly 820 feet long.", passage) == (0.0, [])
+    assert missing_key_terms("You can take 15 items out.", passage) == (1.0, ["15"])
+    dated = ["The fair is on 3 May in Kersey."]
+    assert missing_key_terms("It's on 5 May in Kersey.", dated) == (pytest.approx(1 / 3), ["5"])
+
+
 @pytest.mark.parametrize(
     ("expected", "passage"),
     [

@@ -977,7 +977,11 @@ def best_answer_recall(expected: str, evidence: Iterable[str]) -> tuple[float | 
 # that start with a capital letter anywhere but at the start of a sentence (where every
 # word does: a one-word name there is missed, a paraphrase's first word is not counted).
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*)([^\W\d_]+)")
+# A line's first word counts as a sentence's, after a list's bullet or number ("- Cost: £12").
+_LIST_NUMBER = re.compile(r"^[ \t]*(\d+)[.)]\s", re.MULTILINE)
+_SENTENCE_START = re.compile(
+    r"(?:^|[.!?:;]\s+|\n)\s*(?:(?:[-*\u2022\u2013]|\d+[.)])\s+)?([^\W\d_]+)"
+)
 
 
 def _numbers(text: str) -> set[str]:
@@ -986,11 +990,14 @@ def _numbers(text: str) -> set[str]:
 
 def key_terms(text: str) -> list[str]:
     """The text's numbers and capitalised names (not sentence-initial), in order, each once;
-    names case-folded."""
+    names case-folded. A numbered list's numbers are not the text's ("1. Bring ID")."""
     starts = {m.start(1) for m in _SENTENCE_START.finditer(text)}
+    markers = {m.start(1) for m in _LIST_NUMBER.finditer(text)}
     terms: list[str] = []
     for m in re.finditer(r"\d+(?:[.,]\d+)*|[^\W\d_]+", text):
         word = m.group(0)
+        if m.start() in markers:
+            continue
         if word[0].isdigit():
             terms.append(word.replace(",", ""))
         elif word[0].isupper() and m.start() not in starts and word.casefold() not in STOPWORDS:
@@ -1001,11 +1008,14 @@ def key_terms(text: str) -> list[str]:
 def missing_key_terms(text: str, evidence: Iterable[str]) -> tuple[float | None, list[str]]:
     """(share of `text`'s key terms (numbers, names) not found in `evidence`, those terms).
     None when the text has no key terms. Unlike lexical support, a paraphrase keeps its
-    names and numbers, so it is not penalised here; a changed name or number is."""
-    joined = " ".join(evidence)
-    known = set(_WORD.findall(joined.casefold())) | _numbers(joined)
+    names and numbers, so it is not penalised here; a changed name or number is. Terms are
+    found as lexical_support finds words: a number by its value, in words or in another
+    unit ("12" in "twelve", "820 feet" in "250-metre"), so only a number that no word or
+    quantity of the evidence gives is missing."""
     terms = key_terms(text)
     if not terms:
         return None, []
-    missing = [t for t in terms if t not in known]
+    _, not_found = lexical_support(text, evidence)
+    unfound = {*not_found} | {n for w in not_found for n in _numbers(w)}
+    missing = [t for t in terms if t in unfound]
     return len(missing) / len(terms), missing

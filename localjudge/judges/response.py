@@ -11,17 +11,20 @@ domains, plain cases; docs/agreement.md) on the statements' logits:
 
     sigmoid(b0 + b1 * mean over statements of logit(best passage's P(yes))
                + b2 * min over statements of logit(best passage's P(yes))
-               + b3 * log(number of statements))
+               + b3 * log(number of statements)
+               + b4 * [a number or name of the response is found in no passage])
 
 and the rating is that P against the judge's threshold (a small model's per-statement P is
 noisy, so the minimum alone falls with the number of statements even for faithful long
 answers; the mean and the count correct for that, the minimum keeps one unsupported
-statement from hiding). Each statement's result names the passage that supports it best
-and how strongly (`statement_evidence`). Word overlap (`lexical_support`,
-`words_not_in_context`) and the numbers and names not found in the passages
-(`key_terms_not_in_context`) are reported, not weighed: measured as signals, neither
-improved the combination on held-out sources (a faithful paraphrase uses other words; the
-model already catches a changed number or name). Every prompt starts with the request and
+statement from hiding). The last term needs no model: the numbers and names of the
+response that no passage gives (`key_terms_not_in_context`; a number is found by its value,
+in words or in another unit), the edits a changed figure, date or name makes, which the
+model reading one passage at a time often passes. Each statement's result names the
+passage that supports it best and how strongly (`statement_evidence`). Word overlap
+(`lexical_support`, `words_not_in_context`) is reported, not weighed: measured as a signal,
+it did not improve the combination on held-out sources (a faithful paraphrase uses other
+words). Every prompt starts with the request and
 a passage, as chunk_relevance's prompt for that passage does, so a statement costs only its
 own tokens and the question's. The rationale is written without the model: the least
 supported statement, quoted, its best passage, and the numbers and names not found.
@@ -187,25 +190,28 @@ def _guidelines(r: Record) -> list[Part]:
     ]
 
 
-# P(grounded) from the statements' best-passage P(yes) (see the module docstring): the
-# form chosen by leave-one-source-out balanced accuracy (scripts/experiments/
-# groundedness_support.py), the weights refitted on 184 rows (BEGIN 40, FaithBench 32, the
-# eight SummEdits domains 88, the first plain set 24; the plain-holdout sets only report) by
-# scripts/experiments/groundedness_refit.py (docs/agreement.md).
+# P(grounded) from the statements' best-passage P(yes) and whether a number or name of the
+# response is missing from the passages (see the module docstring): the form chosen by
+# leave-one-source-out balanced accuracy (scripts/experiments/groundedness_support.py,
+# plain_sources.py --key), the weights fitted on 184 rows (BEGIN 40, FaithBench 32, the
+# eight SummEdits domains 88, the first plain set 24; the plain-holdout sets only report)
+# (docs/agreement.md, issue 13's twelfth round).
 GROUNDEDNESS_MODEL = Logistic(
-    intercept=-0.5014,
-    weights={"mean": 1.0387, "min": 0.5885, "log_statements": -0.4765},
+    intercept=-0.2246,
+    weights={"mean": 0.8379, "min": 0.6781, "log_statements": -0.3223, "key_missing": -1.558},
 )
 
 
-def grounded_p(best: Sequence[float]) -> float:
-    """P(grounded) from each statement's best-passage P(yes) (GROUNDEDNESS_MODEL)."""
+def grounded_p(best: Sequence[float], key_missing: bool) -> float:
+    """P(grounded) from each statement's best-passage P(yes) and whether any of the
+    response's numbers and names is missing from the passages (GROUNDEDNESS_MODEL)."""
     logits = [logit(p) for p in best]
     return GROUNDEDNESS_MODEL(
         {
             "mean": sum(logits) / len(logits),
             "min": min(logits),
             "log_statements": math.log(len(logits)),
+            "key_missing": 1.0 if key_missing else 0.0,
         }
     )
 
@@ -261,7 +267,7 @@ class GroundednessJudge(LlmJudgeBase):
         known = [e.p for e in evidence if e.p is not None]
         if error is None and known and len(known) == len(texts):
             weakest = min(range(len(known)), key=known.__getitem__)
-            p = grounded_p(known)
+            p = grounded_p(known, bool(key_missing))
             label = "yes" if p >= options.thresholds.get(self.name, 0.5) else "no"
             if options.rationale:
                 rationale = _rationale(texts[weakest], evidence[weakest], key_missing)
@@ -294,7 +300,9 @@ class GroundednessJudge(LlmJudgeBase):
             "a temperature's within half a degree); imperial masses, tonnes, knots",
             "combine": GROUNDEDNESS_MODEL.describe()
             + "; mean and min over statements of logit(max over passages P(yes)), "
-            "log_statements = log(number of statements); rating = P(yes) >= threshold",
+            "log_statements = log(number of statements), key_missing = 1 if a number or "
+            "name of the response is in no passage (by value, in words or other units; "
+            "not a list's bullet word or number), else 0; rating = P(yes) >= threshold",
         }
 
 

@@ -56,7 +56,7 @@ from groundedness_support import (  # noqa: E402
     predict,
     source_name,
 )
-from groundedness_together import set_path  # noqa: E402
+from groundedness_together import key_missing, set_path  # noqa: E402
 
 from localjudge.judges.response import statements  # noqa: E402
 from localjudge.judges.support import claim_requests  # noqa: E402
@@ -224,7 +224,12 @@ def per_question(units: Sequence[dict[str, Any]], names: Sequence[str]) -> None:
     for name in ["shipped", *names]:
         us = as_units(units, "A" if name == "shipped" else name)
         if name == "shipped":
-            score = np.array([grounded_p([p for _, p in u["pp_stmt_q1_evidence"]]) for u in us])
+            score = np.array(
+                [
+                    grounded_p([p for _, p in u["pp_stmt_q1_evidence"]], key_missing(u["id"]))
+                    for u in us
+                ]
+            )
             t = shipped_t
         else:
             x = np.array([features(u, FEATURES) for u in us])

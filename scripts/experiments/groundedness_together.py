@@ -43,6 +43,7 @@ from groundedness_support import QUESTIONS, analyse, open_backend, render  # noq
 
 from localjudge.engine.base import VerdictRequest  # noqa: E402
 from localjudge.judges.base import YES_NO, make_prompt, passages, question, request_part  # noqa: E402
+from localjudge.judges.lexical import missing_key_terms  # noqa: E402
 from localjudge.judges.response import statements  # noqa: E402
 from localjudge.judges.support import statement_parts  # noqa: E402
 from localjudge.records import Record, validate_row  # noqa: E402
@@ -58,6 +59,14 @@ def set_path(uid: str) -> Path:
     name = rest.rsplit(":", 1)[0]
     base = SET_DIRS.get(folder, REPO / "tests" / "data" / folder)
     return base / name
+
+
+def key_missing(uid: str) -> bool:
+    """Whether a number or name of the unit's response is in none of its passages, as the
+    judge reads it (groundedness's `key_missing`), from the row the id names."""
+    row = json.loads(set_path(uid).read_text().splitlines()[int(uid.rsplit(":", 1)[1])])
+    chunks = [c.get("content") or "" for c in row.get("retrieved_context") or ()]
+    return bool(missing_key_terms(row.get("response") or "", chunks)[1])
 
 
 def together_requests(record: Record) -> list[VerdictRequest]:

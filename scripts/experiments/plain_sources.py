@@ -42,12 +42,16 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import groundedness_support as gs  # noqa: E402
+from groundedness_together import key_missing  # noqa: E402
 
 from localjudge.judges.response import CORRECTNESS_MODEL, grounded_p  # noqa: E402
 from localjudge.judges.support import Logistic, logit  # noqa: E402
 from localjudge.models.catalogue import default_model_id, load_catalogue  # noqa: E402
 
 SUPPORT = ("mean_logit", "min_logit", "log_statements")
+# The shipped form since issue 13's twelfth round: SUPPORT and whether a number or name of
+# the response is in no passage (0 or 1).
+WITH_KEY = (*SUPPORT, "key_missing")
 SHIPPED_ROW_MODELS = {"correctness": CORRECTNESS_MODEL}
 # groundedness's extra features from a contradiction question named Q, taken as they are.
 CONTRA = ("max", "mean", "dmin", "dmean")
@@ -72,12 +76,14 @@ def groundedness_units(path: Path, dev: Path | None, contra: Path | None) -> lis
     units = []
     for u in by_id.values():
         za = [logit(p) for p in u["best"]["A"]]
+        key = key_missing(u["id"])
         out = {
             **{k: u[k] for k in ("id", "source", "half", "label")},
             "mean_logit": sum(za) / len(za),
             "min_logit": min(za),
             "log_statements": math.log(len(za)),
-            "shipped_p": grounded_p(u["best"]["A"]),
+            "key_missing": 1.0 if key else 0.0,
+            "shipped_p": grounded_p(u["best"]["A"], key),
         }
         if "contra" in u:
             assert u["contra"]["statements"] == u["statements"], u["id"]
@@ -167,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     gs.LINEAR[f"{f}{q}"] = 0.0
         score = np.array([u["shipped_p"] for u in units])
         show("shipped", units, (score >= thresholds["groundedness"]).astype(int), score)
-        sets: dict[str, Sequence[str]] = {"support": SUPPORT}
+        sets: dict[str, Sequence[str]] = {"support": SUPPORT, "support + key_missing": WITH_KEY}
         for q in questions:
             sets |= {f"support + {f}{q}": (*SUPPORT, f"{f}{q}") for f in CONTRA[:2]}
             sets[f"support minus {q}"] = (f"dmean{q}", f"dmin{q}", "log_statements")
