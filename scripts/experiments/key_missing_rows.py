@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""groundedness before and after `key_missing`, on every dev row (issue 13, twelfth round).
+
+The combination with `key_missing` was fitted on 184 dev rows (the units of
+`docs/runs/issue13-r10-groundedness-questions-units.jsonl`) and the first plain set. The
+dev files hold 310 rows. From one `localjudge eval` run per file (the shipped judge), this
+reports per source, on the rows the fit never saw and on all rows, the shipped
+combination and the one before it (the same statements' P(yes), the earlier weights and
+threshold, no key term), as balanced accuracy [95% interval] and ROC AUC:
+
+    flock /tmp/cpu.lock .venv/bin/localjudge eval ../shared/benchmarks/groundedness.jsonl \
+        --judges groundedness --no-rationale --out OUT1
+    (the same for groundedness_summedits.jsonl into OUT2)
+    .venv/bin/python scripts/experiments/key_missing_rows.py \
+        ../shared/benchmarks/groundedness.jsonl=OUT1 \
+        ../shared/benchmarks/groundedness_summedits.jsonl=OUT2 \
+        --fitted docs/runs/issue13-r10-groundedness-questions-units.jsonl
+
+Labels are read only to score.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import groundedness_support as gs  # noqa: E402
+
+from localjudge.judges.response import grounded_p  # noqa: E402
+from localjudge.judges.support import Logistic, logit  # noqa: E402
+from localjudge.models.catalogue import default_model_id, load_catalogue  # noqa: E402
+
+PREFIX = "response/llm_judged/groundedness"
+# The combination and threshold shipped before the twelfth round.
+BEFORE = Logistic(-0.5014, {"mean": 1.0387, "min": 0.5885, "log_statements": -0.4765})
+BEFORE_THRESHOLD = 0.573
+
+
+def before_p(best: Sequence[float]) -> float:
+    z = [logit(p) for p in best]
+    return BEFORE({"mean": sum(z) / len(z), "min": min(z), "log_statements": np.log(len(z))})
+
+
+def rows(pairs: Sequence[str], fitted: set[str]) -> list[dict[str, Any]]:
+    out = []
+    for pair in pairs:
+        data, run = pair.split("=", 1)
+        items = [json.loads(x) for x in Path(data).read_text().splitlines() if x.strip()]
+        results = Path(run, "results.jsonl").read_text().splitlines()
+        for line in results:
+            r = json.loads(line)
+            best = r.get(f"{PREFIX}/statement_p_supported") or []
+            if r.get("error") or r.get(f"{PREFIX}/error_message") or not best or None in best:
+                continue
+            n = r["line"] - 1
+            item = items[n]
+            key = bool(r[f"{PREFIX}/key_terms_not_in_context"])
+            out.append(
+                {
+                    "id": f"benchmarks/{Path(data).name}:{n}",
+                    "group": gs.source_name(item).split()[0],
+                    "label": 1 if item["labels"]["groundedness"] == "yes" else 0,
+                    "before": before_p(best),
+                    "after": grounded_p(best, key),
+                    "shipped": r[f"{PREFIX}/rating"] == "yes",
+                    "fitted": f"benchmarks/{Path(data).name}:{n}" in fitted,
+                }
+            )
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="+", help="DATA=OUT: a labelled file and its eval --out")
+    parser.add_argument("--fitted", type=Path, required=True, help="units of the fitted rows")
+    args = parser.parse_args(argv)
+    fitted = {json.loads(x)["id"] for x in args.fitted.read_text().splitlines() if x}
+    units = rows(args.runs, fitted)
+    after_t = load_catalogue()[default_model_id()].thresholds["groundedness"]
+    # The judge's own ratings are the recomputed ones (a check that the two agree).
+    assert all(u["shipped"] == (u["after"] >= after_t) for u in units)
+    for group in sorted({u["group"] for u in units}):
+        for which, keep in (("never fitted", False), ("all rows", None)):
+            us = [u for u in units if u["group"] == group and (keep is None or u["fitted"] == keep)]
+            if not us:
+                continue
+            y = np.array([u["label"] for u in us])
+            cells = []
+            for name, t in (("before", BEFORE_THRESHOLD), ("after", after_t)):
+                s = np.array([u[name] for u in us])
+                pred = (s >= t).astype(int)
+                lo, hi = gs.balanced_ci(y, pred)
+                cells.append(
+                    f"{name} {gs.balanced(y, pred):.2f} [{lo:.2f},{hi:.2f}] AUC {gs.auc(y, s):.2f}"
+                )
+            print(
+                f"{group}, {which} ({len(us)} rows, {int(y.sum())} grounded): " + " | ".join(cells)
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
