@@ -343,3 +343,73 @@ def test_plain_cannot_say_2_set_is_well_formed() -> None:
         "plain-cannot-say-2 {label}-",
         also_others=CANNOT_SAY,
     )
+
+
+KEYS = DATA / "plain-keys" / "groundedness.jsonl"
+# Number words that a "keyless" response (one with no numbers and no names) must not use.
+NUMBER_WORDS = {
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "twenty",
+    "thirty",
+    "forty",
+    "fifty",
+    "hundred",
+    "thousand",
+    "million",
+    "half",
+    "quarter",
+    "dozen",
+    "first",
+    "second",
+    "third",
+}
+
+
+def is_keyless(text: str) -> bool:
+    """True if `text` has no digit, no number word and no capitalised word except at the
+    start of a sentence (so no name)."""
+    if any(c.isdigit() for c in text):
+        return False
+    words = text.replace("?", ".").replace("!", ".").split()
+    for i, word in enumerate(words):
+        bare = word.strip(",.;:'\"()").lower()
+        if bare in NUMBER_WORDS:
+            return False
+        starts_sentence = i == 0 or words[i - 1].endswith(".")
+        if word[:1].isupper() and not starts_sentence:
+            return False
+    return True
+
+
+def test_plain_keys_set_is_well_formed() -> None:
+    """tests/data/plain-keys/: 24 groundedness rows whose support turns on numbers, dates,
+    times, prices, quantities and names (one_shape_rows's checks, with no request shared
+    with plain-lists either); the four "keyless" rows of each label have a response with
+    no number and no name."""
+    rows = one_shape_rows(KEYS, "keys-groundedness", "plain-keys {label}-", also_others=LISTS)
+    keyless = {"yes": 0, "no": 0}
+    for row in rows:
+        if "-keyless-" in row["source"]:
+            assert is_keyless(row["response"]), row["request_id"]
+            keyless[row["labels"]["groundedness"]] += 1
+    assert keyless == {"yes": 4, "no": 4}
+
+
+def test_is_keyless_reads_numbers_and_names() -> None:
+    assert not is_keyless("Yes. Take off the lids, and rinse the jars out first thing.")
+    assert is_keyless("Yes. Take off the lids and corks, and rinse the jars out briefly.")
+    assert not is_keyless("It starts at 8 pm.")
+    assert not is_keyless("Ask for Dr Carrow at the desk.")
+    assert not is_keyless("It takes half an hour.")
