@@ -112,6 +112,9 @@ def test_missing_key_terms_finds_a_number_by_its_value() -> None:
     assert missing_key_terms("It's roughly 820 feet long.", passage) == (0.0, [])
     assert missing_key_terms("You can take 15 items out.", passage) == (1.0, ["15"])
     dated = ["The fair is on 3 May in Kersey."]
+    timed = ["The band starts at 8.20 pm; doors open at 7.35 pm."]
+    assert missing_key_terms("Doors 7.35 pm, band 8.50 pm.", timed) == (0.5, ["8.50"])
+    assert missing_key_terms("Doors 7.35 pm, band 8.20 pm.", timed) == (0.0, [])
     share, missing = missing_key_terms("It's on 5 May in Kersey.", dated)
     assert missing == ["5"] and share == pytest.approx(1 / 3)  # of 5, may, kersey
 

@@ -989,8 +989,10 @@ def _numbers(text: str) -> set[str]:
 
 
 def key_terms(text: str) -> list[str]:
-    """The text's numbers and capitalised names (not sentence-initial), in order, each once;
-    names case-folded. A numbered list's numbers are not the text's ("1. Bring ID")."""
+    """The text's numbers in digits and capitalised names (not sentence-initial), in order,
+    each once; names case-folded. A numbered list's numbers are not the text's ("1. Bring
+    ID"). Numbers in words are left out: answers count what passages list ("Three things:
+    ..."), which is no claim a passage could hold."""
     starts = {m.start(1) for m in _SENTENCE_START.finditer(text)}
     markers = {m.start(1) for m in _LIST_NUMBER.finditer(text)}
     terms: list[str] = []
@@ -1011,11 +1013,21 @@ def missing_key_terms(text: str, evidence: Iterable[str]) -> tuple[float | None,
     names and numbers, so it is not penalised here; a changed name or number is. Terms are
     found as lexical_support finds words: a number by its value, in words or in another
     unit ("12" in "twelve", "820 feet" in "250-metre"), so only a number that no word or
-    quantity of the evidence gives is missing."""
+    quantity of the evidence gives is missing. A number with a point ("8.50 pm") is
+    missing when the evidence does not write it and a part of it is not found ("8.20 pm")."""
     terms = key_terms(text)
     if not terms:
         return None, []
+    evidence = list(evidence)
+    written = _numbers(" ".join(evidence))
     _, not_found = lexical_support(text, evidence)
-    unfound = {*not_found} | {n for w in not_found for n in _numbers(w)}
-    missing = [t for t in terms if t in unfound]
-    return len(missing) / len(terms), missing
+    unfound = {*not_found} | {n for w in not_found for n in (*_WORD.findall(w), *_numbers(w))}
+
+    def missing(term: str) -> bool:
+        if term in unfound:
+            return True
+        parts = re.split(r"[.,]", term)
+        return len(parts) > 1 and term not in written and any(p in unfound for p in parts)
+
+    found = [t for t in terms if missing(t)]
+    return len(found) / len(terms), found

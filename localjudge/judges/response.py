@@ -16,8 +16,8 @@ domains, plain cases; docs/agreement.md) on the statements' logits:
 
 and the rating is that P against the judge's threshold (a small model's per-statement P is
 noisy, so the minimum alone falls with the number of statements even for faithful long
-answers; the mean and the count correct for that, the minimum keeps one unsupported
-statement from hiding). The last term needs no model: the numbers and names of the
+answers; fitted on every dev row, the mean and the count carry the weight and the minimum
+little). The last term needs no model: the numbers and names of the
 response that no passage gives (`key_terms_not_in_context`; a number is found by its value,
 in words or in another unit), the edits a changed figure, date or name makes, which the
 model reading one passage at a time often passes. Each statement's result names the
@@ -192,13 +192,14 @@ def _guidelines(r: Record) -> list[Part]:
 
 # P(grounded) from the statements' best-passage P(yes) and whether a number or name of the
 # response is missing from the passages (see the module docstring): the form chosen by
-# leave-one-source-out balanced accuracy (scripts/experiments/groundedness_support.py,
-# plain_sources.py --key), the weights fitted on 184 rows (BEGIN 40, FaithBench 32, the
-# eight SummEdits domains 88, the first plain set 24; the plain-holdout sets only report)
-# (docs/agreement.md, issue 13's twelfth round).
+# leave-one-source-out balanced accuracy and ROC AUC (scripts/experiments/
+# groundedness_support.py, then groundedness_dev_refit.py), the weights fitted on 334 rows:
+# every dev row (BEGIN 75, FaithBench 75, the eight SummEdits domains 160) and the first
+# plain set (24); the plain-holdout sets only report (docs/agreement.md, issue 13's
+# twelfth round).
 GROUNDEDNESS_MODEL = Logistic(
-    intercept=-0.2246,
-    weights={"mean": 0.8379, "min": 0.6781, "log_statements": -0.3223, "key_missing": -1.558},
+    intercept=-0.4073,
+    weights={"mean": 1.3468, "min": 0.1093, "log_statements": -0.5635, "key_missing": -0.9848},
 )
 
 
