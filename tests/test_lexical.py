@@ -317,6 +317,10 @@ def test_dates_and_quantities_next_to_each_other_keep_every_word() -> None:
             "Its tower stands 21 metres high.",
         ),
         ("It weighs 2.2 pounds.", "A litre of water weighs 1 kg.", "It weighs 1 kg."),
+        # other one-sided hedges: "a shade under", "a touch over", "slightly less than"
+        ("A shade under 135 feet.", "The record throw is 41 metres.", "41 metres."),
+        ("A touch over 3 miles.", "The lap is 5 km.", "5 km."),
+        ("Slightly less than 2 hours.", "The walk is 1 h 50 min.", "1 h 50 min."),
     ],
 )
 def test_align_quantities_writes_an_equal_value_as_the_reference_does(
@@ -338,6 +342,8 @@ def test_align_quantities_writes_an_equal_value_as_the_reference_does(
         ("Bring a passport.", "Bring 2 forms of ID."),  # nothing to align
         ("Half an hour.", ""),
         ("Just under 2 miles.", "The course is 3.5 km long."),  # over: not "just under"
+        ("A shade under 2 miles.", "The course is 3.5 km long."),  # over: not "under"
+        ("A touch over 3 miles.", "The lap is 4.5 km."),  # under: not "over"
         ("It takes 2 hours.", "The walk is 1 h 50 min."),  # no hedge, another value
         ("About 38 °C.", "Keep it at 37 °C."),
     ],

@@ -600,8 +600,31 @@ def _near(key: str, other: str) -> bool:
 # found in "about 8,800 metres".
 APPROX_TOLERANCE = 0.1
 TEMPERATURE_TOLERANCE = 0.5
-_BELOW = ("nearly", "almost", "just under", "a little under", "just short of", "just below")
-_ABOVE = ("just over", "a little over", "just above", "a little more than", "slightly more than")
+_BELOW = (
+    "nearly",
+    "almost",
+    "just under",
+    "a little under",
+    "just short of",
+    "just below",
+    "a shade under",
+    "a touch under",
+    "a bit under",
+    "slightly under",
+    "slightly less than",
+    "a little less than",
+)
+_ABOVE = (
+    "just over",
+    "a little over",
+    "just above",
+    "a little more than",
+    "slightly more than",
+    "a shade over",
+    "a touch over",
+    "a bit over",
+    "slightly over",
+)
 _AROUND = ("about", "around", "roughly", "approximately", "approx", "circa", "close to")
 _HEDGE = "|".join(sorted((*_BELOW, *_ABOVE, *_AROUND), key=len, reverse=True))
 _HEDGE_BEFORE = re.compile(rf"\b(?:{_HEDGE})\.?\s+$", re.IGNORECASE)
