@@ -50,6 +50,8 @@ PREFIX = "response/llm_judged/groundedness"
 
 
 def from_eval(pairs: Sequence[str]) -> list[dict[str, Any]]:
+    """Units from `localjudge eval` runs (DATA=OUT): each dev row's statements' best P, its
+    source and label, and the run's own rating."""
     units = []
     for pair in pairs:
         data, run = pair.split("=", 1)
@@ -67,6 +69,7 @@ def from_eval(pairs: Sequence[str]) -> list[dict[str, Any]]:
                     "source": gs.source_name(item),
                     "label": 1 if item["labels"]["groundedness"] == "yes" else 0,
                     "best": {"A": best},
+                    "rating": r[f"{PREFIX}/rating"],
                 }
             )
     return units

@@ -36,12 +36,13 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import groundedness_support as gs  # noqa: E402
+from groundedness_dev_refit import from_eval  # noqa: E402
+from groundedness_together import key_missing  # noqa: E402
 
 from localjudge.judges.response import grounded_p  # noqa: E402
 from localjudge.judges.support import Logistic, logit  # noqa: E402
 from localjudge.models.catalogue import default_model_id, load_catalogue  # noqa: E402
 
-PREFIX = "response/llm_judged/groundedness"
 # The combination and threshold shipped before the twelfth round.
 BEFORE = Logistic(-0.5014, {"mean": 1.0387, "min": 0.5885, "log_statements": -0.4765})
 BEFORE_THRESHOLD = 0.573
@@ -54,29 +55,18 @@ def before_p(best: Sequence[float]) -> float:
 
 def rows(pairs: Sequence[str], fitted: set[str]) -> list[dict[str, Any]]:
     out = []
-    for pair in pairs:
-        data, run = pair.split("=", 1)
-        items = [json.loads(x) for x in Path(data).read_text().splitlines() if x.strip()]
-        results = Path(run, "results.jsonl").read_text().splitlines()
-        for line in results:
-            r = json.loads(line)
-            best = r.get(f"{PREFIX}/statement_p_supported") or []
-            if r.get("error") or r.get(f"{PREFIX}/error_message") or not best or None in best:
-                continue
-            n = r["line"] - 1
-            item = items[n]
-            key = bool(r[f"{PREFIX}/key_terms_not_in_context"])
-            out.append(
-                {
-                    "id": f"benchmarks/{Path(data).name}:{n}",
-                    "group": gs.source_name(item).split()[0],
-                    "label": 1 if item["labels"]["groundedness"] == "yes" else 0,
-                    "before": before_p(best),
-                    "after": grounded_p(best, key),
-                    "shipped": r[f"{PREFIX}/rating"] == "yes",
-                    "fitted": f"benchmarks/{Path(data).name}:{n}" in fitted,
-                }
-            )
+    for u in from_eval(pairs):
+        best = u["best"]["A"]
+        out.append(
+            {
+                "group": u["source"].split()[0],
+                "label": u["label"],
+                "before": before_p(best),
+                "after": grounded_p(best, key_missing(u["id"])),
+                "shipped": u["rating"] == "yes",
+                "fitted": u["id"] in fitted,
+            }
+        )
     return out
 
 

@@ -28,20 +28,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import groundedness_support as gs  # noqa: E402
+import plain_sources as ps  # noqa: E402
 from groundedness_together import set_path  # noqa: E402
 from safety_reasoning import Model  # noqa: E402
 
@@ -105,24 +103,13 @@ def collect(ids: Sequence[Path], sets: Sequence[Path], out_path: Path, limit: in
             print(uid, unit["seconds"], written, file=sys.stderr)
 
 
-def _logit(p: float) -> float:
-    p = min(max(p, 1e-6), 1 - 1e-6)
-    return math.log(p / (1 - p))
-
-
 def analyse(path: Path, shipped: Path) -> None:
     from localjudge.judges.response import RELEVANCE_MODEL
 
     ship = {u["id"]: u for u in (json.loads(x) for x in shipped.read_text().splitlines() if x)}
     units = [json.loads(x) for x in path.read_text().splitlines() if x]
     units = [{**ship[u["id"]], **u} for u in units if u["id"] in ship]
-    base = list(RELEVANCE_MODEL.weights)  # answers, gives, redirect
-
-    def group(u: dict[str, Any]) -> str:
-        return str(u["source"].split()[0])
-
-    y = np.array([u["label"] for u in units])
-    groups = sorted({group(u) for u in units}, key=lambda g: (g.startswith("plain"), len(g), g))
+    base = list(RELEVANCE_MODEL.weights)  # answers, gives, redirect (P(yes), fitted as logits)
     for name in ("shipped", *(f"+{c}" for c in COMPARE), *(f"{c} alone" for c in COMPARE)):
         if name == "shipped":
             feats = base
@@ -130,27 +117,7 @@ def analyse(path: Path, shipped: Path) -> None:
             feats = [name.split()[0]]
         else:
             feats = [*base, name[1:]]
-        x = np.array([[_logit(u[f]) for f in feats] for u in units])
-        pred, score = np.zeros(len(units), dtype=int), np.zeros(len(units))
-        for s in sorted({u["source"] for u in units}):
-            test = np.array([u["source"] == s for u in units])
-            w = gs.fit_logistic(x[~test], y[~test])
-            t = gs.best_threshold(y[~test], gs.predict(w, x[~test]))
-            score[test] = gs.predict(w, x[test])
-            pred[test] = score[test] >= t
-        cells, plain = [], []
-        for g in groups:
-            sel = np.array([group(u) == g for u in units])
-            b = gs.balanced(y[sel], pred[sel])
-            cells.append(f"{g} {b:.2f}/{gs.auc(y[sel], score[sel]):.2f}")
-            if g.startswith("plain"):
-                plain.append(b)
-        p = np.array([group(u).startswith("plain") for u in units])
-        print(f"{name} (held out, balanced accuracy/AUC):\n  " + " | ".join(cells))
-        if plain:
-            print(
-                f"  plain sets: mean {np.mean(plain):.3f}, pooled AUC {gs.auc(y[p], score[p]):.3f}"
-            )
+        ps.show(f"{name}, each source held out", units, *ps.held_out(units, feats, bool))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
