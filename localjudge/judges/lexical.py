@@ -1052,5 +1052,5 @@ def missing_key_terms(text: str, evidence: Iterable[str]) -> tuple[float | None,
         parts = re.split(r"[.,]", term)
         return len(parts) > 1 and term not in written and any(p in unfound for p in parts)
 
-    found = [t for t in terms if missing(t)]
-    return len(found) / len(terms), found
+    absent = [t for t in terms if missing(t)]
+    return len(absent) / len(terms), absent

@@ -17,17 +17,17 @@ domains, plain cases; docs/agreement.md) on the statements' logits:
 and the rating is that P against the judge's threshold (a small model's per-statement P is
 noisy, so the minimum alone falls with the number of statements even for faithful long
 answers; fitted on every dev row, the mean and the count carry the weight and the minimum
-little). The last term needs no model: the numbers and names of the
-response that no passage gives (`key_terms_not_in_context`; a number is found by its value,
-in words or in another unit), the edits a changed figure, date or name makes, which the
-model reading one passage at a time often passes. Each statement's result names the
-passage that supports it best and how strongly (`statement_evidence`). Word overlap
-(`lexical_support`, `words_not_in_context`) is reported, not weighed: measured as a signal,
-it did not improve the combination on held-out sources (a faithful paraphrase uses other
-words). Every prompt starts with the request and
-a passage, as chunk_relevance's prompt for that passage does, so a statement costs only its
-own tokens and the question's. The rationale is written without the model: the least
-supported statement, quoted, its best passage, and the numbers and names not found.
+little). The last term needs no model: the numbers and names of the response that no
+passage gives (`key_terms_not_in_context`; a number is found by its value, in words or in
+another unit), the edits a changed figure, date or name makes, which the model reading one
+passage at a time often passes. Each statement's result names the passage that supports it
+best and how strongly (`statement_evidence`). Word overlap (`lexical_support`,
+`words_not_in_context`) is reported, not weighed: measured as a signal, it did not improve
+the combination on held-out sources (a faithful paraphrase uses other words). Every prompt
+starts with the request and a passage, as chunk_relevance's prompt for that passage does,
+so a statement costs only its own tokens and the question's. The rationale is written
+without the model: the least supported statement, quoted, its best passage, and the
+numbers and names not found.
 
 correctness asks "Does the response give the same answer as the expected response, in
 these or other words?" and weighs the model's P(yes) with the share of the expected
