@@ -292,6 +292,23 @@ def test_dates_and_quantities_next_to_each_other_keep_every_word() -> None:
     assert content_words("2 hours and 30 minutes") == ["2 hours and 30 minutes"]
 
 
+def test_areas_match_by_value_across_systems() -> None:
+    metric = ["A hectare is 10,000 square metres.", "The common covers 13 km\u00b2."]
+    assert answer_recall("About 2.5 acres.", metric) == (1.0, [])
+    assert lexical_support("It is 5 square miles.", metric) == (1.0, [])
+    assert lexical_support("It is 4 hectares.", ["It covers 40,000 m\u00b2."]) == (1.0, [])
+    assert answer_recall("Three acres.", metric) == (0.0, ["three acres"])
+
+
+def test_and_a_bit_after_a_quantity_is_a_hedge_before_it() -> None:
+    pin = ["The pin is set 11 yards from the throwing mark."]  # 10.06 m
+    assert answer_recall("Ten metres and a bit.", pin) == (1.0, [])
+    assert align_quantities("Ten metres and a bit.", pin) == "11 yards."
+    assert answer_recall("Twelve metres and a bit.", pin)[0] == 0.0
+    # not after a quantity: words as before
+    assert lexical_support("I waited and a bit more.", ["I waited."])[1] == ["bit"]
+
+
 @pytest.mark.parametrize(
     ("text", "reference", "aligned"),
     [

@@ -45,6 +45,8 @@ _WORD = re.compile(r"[^\W_]+")
 _SYMBOLS = (
     ("cm\u00b3", " cubic centimetres"),
     ("m\u00b3", " cubic metres"),
+    ("km\u00b2", " square kilometres"),
+    ("m\u00b2", " square metres"),
     ("\u00b0c", " degrees celsius"),
     ("\u00b0f", " degrees fahrenheit"),
     ("\u00b0", " degrees"),
@@ -189,6 +191,18 @@ _UNITS: dict[str, tuple[float, str]] = {
     "lb": (453.59237, "grams"),
     "ounce": (28.349523125, "grams"),
     "oz": (28.349523125, "grams"),
+    # areas, in square metres; acres and square miles, feet and yards matched to metric
+    # areas as imperial lengths are to metric ones ("2.5 acres" is "1 hectare")
+    "square metre": (1, "m2"),
+    "square meter": (1, "m2"),
+    "square kilometre": (1_000_000, "m2"),
+    "square kilometer": (1_000_000, "m2"),
+    "hectare": (10_000, "m2"),
+    "acre": (4046.8564224, "m2"),
+    "square mile": (2_589_988.110336, "m2"),
+    "square foot": (0.09290304, "m2"),
+    "square feet": (0.09290304, "m2"),
+    "square yard": (0.83612736, "m2"),
     # speeds, in metres per second; miles per hour matched to metric speeds as imperial
     # lengths are to metric ones. A plural inside the unit is listed as written.
     **{unit: (1609.344 / 3600, "m/s") for unit in _MPH},
@@ -221,6 +235,7 @@ _UNITS: dict[str, tuple[float, str]] = {
 }
 _IMPERIAL = frozenset(
     {"inch", "foot", "feet", "ft", "yard", "mile", "pound", "lb", "ounce", "oz", *_MPH}
+    | {"acre", "square mile", "square foot", "square feet", "square yard"}
 )
 # A length converted between imperial and metric units is nearly always rounded ("30 feet"
 # is "about 9 metres"): such a pair matches when the values are within this share of each
@@ -385,15 +400,23 @@ def _cardinal(m: re.Match[str]) -> str:
 # a date.
 _SPACE = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
 
+# A hedge after a quantity reads as the one before it: "ten metres and a bit" is "just over
+# ten metres".
+_AND_A_BIT = re.compile(
+    rf"(?<![\w.])((?:\d+(?:\.\d+)?|{'|'.join(_NUMBER_WORDS)}|an?)[\s-]*(?:{_UNIT})(?:e?s)?)"
+    r" and a bit\b"
+)
+
 # The folding steps after case-folding, in order: typographic spaces as " ", unit symbols
 # spelt out, "1,000" as "1000", numbers in words as digits ("three hundred and sixty-six",
-# "twenty-three").
+# "twenty-three"), a hedge after a quantity before it.
 _FOLD_STEPS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
     (_SPACE, lambda m: " "),
     (_SYMBOL, lambda m: _SYMBOL_WORDS[m.group(0)]),
     (_THOUSANDS, lambda m: ""),
     (_CARDINAL, _cardinal),
     (_COMPOUND, lambda m: str(int(_NUMBER_WORDS[m.group(1)]) + int(_NUMBER_WORDS[m.group(2)]))),
+    (_AND_A_BIT, lambda m: f"just over {m.group(1)}"),
 )
 
 
