@@ -115,13 +115,15 @@ _UNIT_WORDS = {
 # "1,500 litres", "a quarter of a kilogram" in "250 g", "86 °F" in "30 °C" (temperatures in
 # degrees Celsius, to a tenth of a degree: conversions that are exact, not rounded ones such
 # as 350 °F for 180 °C); "30 feet" in "about 9 metres" (inches, feet, yards and miles
-# against metric lengths, pounds and ounces against metric masses, and miles per hour
-# against metric speeds: "4 mph" is "6.4 km/h", within IMPERIAL_TOLERANCE). A number with
+# against metric lengths, pounds and ounces against metric masses, acres and square miles,
+# feet and yards against metric areas, and miles per hour against metric speeds: "4 mph"
+# is "6.4 km/h", within IMPERIAL_TOLERANCE). A number with
 # a scale word is its value ("two and a half thousand" is 2500; "three hundred and
 # sixty-six" is 366). "full" or "whole" before the unit changes nothing ("a full day" is "24
 # hours"). Such a phrase is one word of the text, listed as written when it is not found; it
 # is also found when each of its words is (the matching before quantities). A hedge before
-# it ("about", "just under") is part of it (APPROX_TOLERANCE).
+# it ("about", "just under") is part of it (APPROX_TOLERANCE), and so is "and a bit" after
+# it (_AND_A_BIT).
 _FAHRENHEIT = ("degrees fahrenheit", "degree fahrenheit", "fahrenheit")
 _MPH = ("mph", "mile per hour", "miles per hour", "mile an hour", "miles an hour")
 # Knots, a nautical speed: matched to metric and imperial speeds as imperial lengths are to
