@@ -405,7 +405,7 @@ _SPACE = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
 # A hedge after a quantity reads as the one before it: "ten metres and a bit" is "just over
 # ten metres".
 _AND_A_BIT = re.compile(
-    rf"(?<![\w.])((?:\d+(?:\.\d+)?|{'|'.join(_NUMBER_WORDS)}|an?)[\s-]*(?:{_UNIT})(?:e?s)?)"
+    rf"(?<![\w.])((?:{_COUNT}|an?)[\s-]*(?:{_UNIT})(?:e?s)?)"
     r" and a bit\b"
 )
 
