@@ -870,3 +870,34 @@ instruction = "Does the passage {context} name a city?"
 def test_custom_judge_file_errors(tmp_path: Path, body: str, words: str) -> None:
     with pytest.raises(UsageError, match=words):
         load_judge_file(write_toml(tmp_path, body), set(BUILTIN))
+
+
+@pytest.mark.parametrize(
+    ("answer", "missing"),
+    [
+        # "6" is in no passage: the model's own verdict does not count apart
+        ("Yes, and it's £6 a night.", ["6"]),
+        # a name no passage gives
+        ("No, ask Kessler at the desk.", ["kessler"]),
+        # every number and name is in a passage: the model's verdict counts
+        ("Yes, Paris.", []),
+    ],
+)
+def test_context_sufficiency_a_missing_number_or_name_keeps_the_blend(
+    answer: str, missing: list[str]
+) -> None:
+    prefix = "retrieval/llm_judged/context_sufficiency"
+    t = 0.7158
+    opts = JudgeOptions(rationale=True, thresholds={"context_sufficiency": t})
+    row, _ = run_one(
+        ["context_sufficiency"], replace(FULL, expected_response=answer), [("yes", 0.9)], opts
+    )
+    assert row[f"{prefix}/key_terms_not_in_context"] == missing
+    recall = row[f"{prefix}/answer_recall"]
+    blend = 0.5 * recall + 0.5 * 0.9
+    p_yes = blend if missing else max(blend, polar_p(0.9))
+    assert row[f"{prefix}/rating"] == ("yes" if p_yes >= t else "no")
+    assert row[f"{prefix}/probability"] == pytest.approx(p_yes if p_yes >= t else 1 - p_yes)
+    rationale = row[f"{prefix}/rationale"]
+    assert ("no passage gives its" in rationale) == bool(missing)
+    assert ("the model's own verdict also counts" in rationale) == (not missing)

@@ -15,12 +15,16 @@ yes or a no and goes on ("No, you'll have to leave the dog behind.") usually say
 in other words than the passages ("Dogs aren't allowed"), so its recall is low and the
 blend fails it however plainly the passages settle the question: its P is the larger of
 the blend and the model's own verdict put on the blend's scale (POLAR_SHIFT: the model's
-even odds sit at the default model's threshold). Recall over exact words is strong
-evidence when the expected answer is a name, a number or a short phrase (a fact the
-passages do not state rarely leaves all of its words behind) and weaker when the expected
-response is a paraphrase, which is why the model keeps half of the say; docs/agreement.md
-measures both parts and the blend. The rationale is written without the model: the words
-not found and the model's P(yes).
+even odds sit at the default model's threshold), unless a number or name of the expected
+answer is in no passage ("Yes, and it's £6 a night." against passages that give no
+price): other words do not change a figure or a name, so the blend alone rates such a row
+(`key_terms_not_in_context`, found as groundedness finds them: a number by its value, in
+words or in another unit). Recall over exact words is strong evidence when the expected
+answer is a name, a number or a short phrase (a fact the passages do not state rarely
+leaves all of its words behind) and weaker when the expected response is a paraphrase,
+which is why the model keeps half of the say; docs/agreement.md measures both parts and
+the blend. The rationale is written without the model: the words not found and the
+model's P(yes).
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from localjudge.judges.base import (
     score_fields,
 )
 from localjudge.judges.kinds import ChunkJudge, RowJudge
-from localjudge.judges.lexical import answer_word, best_answer_recall, listed
+from localjudge.judges.lexical import answer_word, best_answer_recall, listed, missing_key_terms
 from localjudge.judges.support import logit, shifted
 from localjudge.records import Chunk, Record
 
@@ -96,14 +100,16 @@ class SufficiencyJudge(RowJudge):
         self, record: Record, verdicts: Sequence[Verdict], options: JudgeOptions
     ) -> dict[str, Any]:
         (verdict,) = verdicts
-        recall, not_found = best_answer_recall(
-            record.expected_text() or "", [c.content or "" for c in record.retrieved_context or ()]
-        )
+        expected = record.expected_text() or ""
+        chunks = [c.content or "" for c in record.retrieved_context or ()]
+        recall, not_found = best_answer_recall(expected, chunks)
+        key_missing = missing_key_terms(expected, chunks)[1]
         model_p = verdict.probabilities.get("yes") if verdict.label is not None else None
         p: float | None = None
         label: str | None = None
         rationale: str | None = None
-        polar = recall is not None and answer_word(record.expected_text() or "") is not None
+        starts_polar = recall is not None and answer_word(expected) is not None
+        polar = starts_polar and not key_missing
         if verdict.error is None and model_p is not None:
             p = (
                 model_p
@@ -114,12 +120,15 @@ class SufficiencyJudge(RowJudge):
                 p = max(p, polar_p(model_p))
             label = "yes" if p >= options.thresholds.get(self.name, 0.5) else "no"
             if options.rationale:
-                rationale = _sufficiency_rationale(recall, not_found, model_p, polar)
+                rationale = _sufficiency_rationale(
+                    recall, not_found, model_p, polar, key_missing if starts_polar else ()
+                )
         return {
             **score_fields(self.prefix, p, label, rationale, verdict.error, verdict.truncated),
             f"{self.prefix}/model_p_yes": round_prob(model_p),
             f"{self.prefix}/answer_recall": round_prob(recall),
             f"{self.prefix}/words_not_in_context": not_found,
+            f"{self.prefix}/key_terms_not_in_context": key_missing,
         }
 
     def templates(self) -> dict[str, str]:
@@ -128,7 +137,8 @@ class SufficiencyJudge(RowJudge):
             "combine": (
                 f"P(yes) = {ANSWER_WEIGHT} * answer recall + {1 - ANSWER_WEIGHT:.2f} * model "
                 "P(yes), model P(yes) alone when the answer is only yes/no/true/false; "
-                "when it starts with yes or no and goes on, the larger of that and "
+                "when it starts with yes or no and goes on, and none of its numbers and "
+                "names is missing from the passages, the larger of that and "
                 f"sigmoid(logit(model P(yes)) + {POLAR_SHIFT:.4f}); "
                 "rating = P(yes) >= threshold"
             ),
@@ -139,7 +149,11 @@ class SufficiencyJudge(RowJudge):
 
 
 def _sufficiency_rationale(
-    recall: float | None, not_found: Sequence[str], model_p: float, polar: bool = False
+    recall: float | None,
+    not_found: Sequence[str],
+    model_p: float,
+    polar: bool = False,
+    key_missing: Sequence[str] = (),
 ) -> str:
     model = f"The model's P(sufficient) = {model_p:.2f}."
     if recall is None:
@@ -148,6 +162,11 @@ def _sufficiency_rationale(
         model += (
             " The expected answer starts with a yes or a no, so the model's own verdict"
             " also counts."
+        )
+    elif key_missing:
+        model += (
+            " The expected answer starts with a yes or a no, but no passage gives its"
+            f" {listed(key_missing)}, so the model's own verdict does not count apart."
         )
     if not not_found:
         return f"Every content word of the expected answer is found in the passages. {model}"

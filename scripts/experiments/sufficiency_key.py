@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """context_sufficiency: would the expected answer's numbers and names missing from the
 passages (groundedness's `key_missing`, read off the expected answer) add to the judge's
-P? (issue 13, twelfth round; measured, not adopted.)
+P? (issue 13, twelfth round measured it; the thirteenth fitted the shift.)
 
 Units already collected: the model's P(yes) for HotpotQA's 150 rows
 (`docs/runs/issue13-r9-sufficiency-units.jsonl`) and plain sets 1-15
-(`issue13-r12-sufficiency-units.jsonl`). The judge's P is recomputed from them with the
-current answer recall and polar rule; `key_missing` from each row. Each source is held out
-in turn (every plain set a source). No model is run:
+(`issue13-r12-sufficiency-units.jsonl`); more unit files (later plain sets, one-shape sets)
+may be named on the command line. The judge's P is recomputed from them with the current
+answer recall and polar rule; `key_missing` from each row. Each source is held out in turn
+(every plain set a source). Besides logistic fits, the form a judge can ship: the judge's
+P moved down by a fixed number of logits when a key term is missing (`shift`), with the
+threshold kept or fitted. No model is run:
 
-    .venv/bin/python scripts/experiments/sufficiency_key.py
+    .venv/bin/python scripts/experiments/sufficiency_key.py [MORE_UNITS.jsonl ...]
 """
 
 import collections
@@ -29,11 +32,13 @@ from groundedness_together import set_path  # noqa: E402
 
 from localjudge.judges.lexical import answer_word, best_answer_recall, missing_key_terms  # noqa: E402
 from localjudge.judges.retrieval import ANSWER_WEIGHT, polar_p  # noqa: E402
+from localjudge.judges.support import shifted  # noqa: E402
 
 R = REPO / "docs" / "runs"
 units = {}
-for f in ("issue13-r9-sufficiency-units.jsonl", "issue13-r12-sufficiency-units.jsonl"):
-    for line in (R / f).read_text().splitlines():
+files = [R / "issue13-r9-sufficiency-units.jsonl", R / "issue13-r12-sufficiency-units.jsonl"]
+for f in [*files, *(Path(a) for a in sys.argv[1:])]:
+    for line in f.read_text().splitlines():
         u = json.loads(line)
         units[u["id"]] = u  # the later file's plain rows replace the earlier's
 out = []
@@ -46,15 +51,19 @@ for uid, u in units.items():
     rec, _ = best_answer_recall(exp, chunks)
     mp = u["shipped"]
     p = mp if rec is None else ANSWER_WEIGHT * rec + (1 - ANSWER_WEIGHT) * mp
+    km = missing_key_terms(exp, chunks)[1]
+    blend = p
     if rec is not None and answer_word(exp) is not None:
         p = max(p, polar_p(mp))
-    km = missing_key_terms(exp, chunks)[1]
+    # the polar rule kept for answers none of whose numbers and names is missing
+    polar_kept = p if not km else blend
     out.append(
         {
             "id": uid,
             "source": u["source"],
             "label": u["label"],
             "judge_p": min(max(p, 1e-4), 1 - 1e-4),
+            "polar_kept": min(max(polar_kept, 1e-4), 1 - 1e-4),
             "key_missing": 1.0 if km else 0.0,
             "model_p": mp,
             "recall": rec if rec is not None else 1.0,
@@ -76,3 +85,35 @@ c = collections.Counter(
 )
 for k in sorted(c):
     print(k, c[k])
+
+
+def shift_fit(
+    units: list[dict], threshold: float | None, base: str = "judge_p"
+) -> tuple[float, float]:
+    """The shift (0-4 logits, steps of 0.25) and, unless given, the threshold that
+    maximise balanced accuracy over `units`."""
+    y = np.array([u["label"] for u in units])
+    best = (-1.0, 0.0, 0.0)
+    for k in np.arange(0.0, 4.01, 0.25):
+        s = np.array([shifted(u[base], -k * u["key_missing"]) for u in units])
+        t = gs.best_threshold(y, s) if threshold is None else threshold
+        b = gs.balanced(y, (s >= t).astype(int))
+        if b > best[0] + 1e-9:
+            best = (b, float(k), float(t))
+    return best[1], best[2]
+
+
+kept = np.array([u["polar_kept"] for u in out])
+ps.show("polar rule only when no key term is missing (0.7158)", out, (kept >= 0.7158).astype(int), kept)
+for base in ("judge_p", "polar_kept"):
+    for nm, fixed in (("shift, threshold 0.7158", 0.7158), ("shift and threshold", None)):
+        pred, score = np.zeros(len(out), dtype=int), np.zeros(len(out))
+        for s in sorted({u["source"] for u in out}):
+            test = [i for i, u in enumerate(out) if u["source"] == s]
+            k, t = shift_fit([u for u in out if u["source"] != s], fixed, base)
+            for i in test:
+                score[i] = shifted(out[i][base], -k * out[i]["key_missing"])
+                pred[i] = int(score[i] >= t)
+        ps.show(f"{base}: {nm} every other", out, pred, score)
+        k, t = shift_fit(out, fixed, base)
+        print(f"  fitted on every unit: shift {k:.2f} logits, threshold {t:.4f}")
