@@ -389,3 +389,25 @@ def test_is_keyless_reads_numbers_and_names() -> None:
     assert not is_keyless("It starts at 8 pm.")
     assert not is_keyless("Ask for Dr Carrow at the desk.")
     assert not is_keyless("It takes half an hour.")
+
+
+SUFF_KEYS = DATA / "plain-suff-keys" / "context_sufficiency.jsonl"
+
+
+def test_plain_suff_keys_set_is_well_formed() -> None:
+    """tests/data/plain-suff-keys/: 24 context_sufficiency rows whose sufficiency turns on
+    the numbers, dates, times, prices, quantities and names of the expected answer
+    (one_shape_rows's checks, with no request shared with plain-polar, the other
+    context_sufficiency set of one shape, nor with plain-keys); the four "keyless" rows of
+    each label have an expected answer with no number and no name."""
+    rows = one_shape_rows(
+        SUFF_KEYS, "suff-keys-context_sufficiency", "plain-suff-keys {label}-", also_others=POLAR
+    )
+    keys = {json.loads(line)["request"] for line in KEYS.read_text(encoding="utf-8").splitlines()}
+    keyless = {"yes": 0, "no": 0}
+    for row in rows:
+        assert row["request"] not in keys, row["request_id"]
+        if "-keyless-" in row["source"]:
+            assert is_keyless(row["expected_response"]), row["request_id"]
+            keyless[row["labels"]["context_sufficiency"]] += 1
+    assert keyless == {"yes": 4, "no": 4}
