@@ -310,6 +310,39 @@ def test_and_a_bit_after_a_quantity_is_a_hedge_before_it() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "passage", "found"),
+    [
+        ("Until twenty to three.", "Lunch is served until 2.40 pm.", True),
+        ("Half past eleven in the morning.", "It starts at 11.30 am.", True),
+        ("At five to six in the evening.", "Lights on at 5.55 pm.", True),
+        ("At eleven o'clock.", "Open from 11am.", True),
+        ("Quarter past 7 pm.", "Doors at 19:15.", True),
+        ("At 2.40.", "Until twenty to three in the afternoon.", True),
+        ("At 7 pm.", "Alex: Let's make it 7.", True),  # an hour alone, either half of the day
+        ("At noon.", "Meet at 12 pm.", True),
+        # another time, or the other half of the day
+        ("Until twenty to three.", "Lunch is served until 2.45 pm.", False),
+        ("At 11 am.", "It starts at 11 pm.", False),
+        ("At eight in the evening.", "Doors at 8 am.", False),
+    ],
+)
+def test_clock_times_match_however_they_are_written(text: str, passage: str, found: bool) -> None:
+    words = content_words(text)
+    assert len(words) == 1, words  # one word, its key the time
+    assert (lexical_support(text, [passage])[0] == 1.0) == found
+    assert (missing_key_terms(text, [passage])[1] == []) == (found or not key_terms(text))
+
+
+def test_a_range_of_counts_is_not_a_time() -> None:
+    assert content_words("It takes ten to twelve weeks.") == ["takes", "ten", "twelve weeks"]
+    assert "five" in content_words("From five to ten people.")
+    # a time is shown to the model as the passage writes it
+    passage = ["Lunch is served until 2.40 pm."]
+    assert align_quantities("Until twenty to three.", passage) == "Until 2.40 pm."
+    assert align_quantities("Until twenty to four.", passage) == "Until twenty to four."
+
+
+@pytest.mark.parametrize(
     ("text", "reference", "aligned"),
     [
         (

@@ -541,6 +541,103 @@ def _date(m: re.Match[str]) -> str:
     return f"date:{year}-{month:02d}-{int(re.sub(r'[a-z]', '', day)):02d}"
 
 
+# Clock times are one word whose key is the time, however it is written: "2.40 pm",
+# "2:40pm", "14:40", "twenty to three in the afternoon", "eleven o'clock", "half past
+# eleven", "noon". A time whose half of the day is not said ("twenty to three", "11:30") is
+# either reading, and so is a number written like one ("at 11.30"): "twenty to three" is
+# found in "2.40 pm", not in "2.45 pm"; "11 am" is not found in "11 pm".
+_HOURS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+_HOUR = rf"(?:1[0-2]|0?[1-9]|{'|'.join((*_HOURS, 'eleven', 'twelve'))})"
+_MERIDIEM = (
+    r"\s*(?P<mer>[ap])(?:\.m\b\.?|m\b)|\s+(?P<part>in the (?:morning|afternoon|evening)|at night)"
+)
+_PARTS = r"\s*[ap]\.?m\b|\s+(?:in the (?:morning|afternoon|evening)|at night)"
+# "ten to twelve" is a time only where a time can end: not "ten to twelve weeks".
+_TIME_END = (
+    rf"(?= o['\u2019]clock|{_PARTS}|\s*(?:[^\w\s]|$)"
+    r"|\s+(?:on|at|and|or|sharp|every|each|so|but|when|then|to|until|till|today|tonight"
+    r"|tomorrow|this|next|for|with|from|is|was|will)\b)"
+)
+# "at 11.30": a number written like a time after a word that introduces one
+_AT = "(?:" + "|".join(rf"(?<=\b{w} )" for w in ("at", "until", "till", "from", "by")) + ")"
+_TIME = re.compile(
+    r"(?<![\w.:])(?:"
+    rf"(?P<mins>five|ten|twenty|25|a quarter|quarter|half) (?P<rel>past|to) (?P<h1>{_HOUR})"
+    rf"{_TIME_END}(?: o['\u2019]clock)?"
+    rf"|(?P<h2>{_HOUR}) o['\u2019]clock"
+    rf"|(?P<h3>{_HOUR})(?:[.:](?P<m3>[0-5]\d))?(?={_PARTS})"
+    rf"|{_AT}(?P<h5>1[0-2]|0?[1-9])[.:](?P<m5>[0-5]\d)"
+    r"|(?P<h4>[01]?\d|2[0-3]):(?P<m4>[0-5]\d)"
+    r"|(?P<noon>noon|midday|midnight)"
+    rf")(?:{_MERIDIEM})?(?![\w:])"
+)
+_MINUTES = {"five": 5, "ten": 10, "twenty": 20, "25": 25, "a quarter": 15, "quarter": 15}
+_CLOCK_NUMBER = re.compile(r"(1[0-2]|0?[1-9])(?:[.:]([0-5]\d))?")
+
+
+def _hour(word: str) -> int:
+    return int(_NUMBER_WORDS.get(word, word))
+
+
+def _time(m: re.Match[str]) -> str:
+    """The key of a clock time (_TIME): "time:HH:MM" on the 24-hour clock, or "time?:H:MM"
+    on the 12-hour clock when the half of the day is not said."""
+    if m.group("noon"):
+        return "time:00:00" if m.group("noon") == "midnight" else "time:12:00"
+    if m.group("h4") is not None:
+        hour, minute = int(m.group("h4")), int(m.group("m4"))
+        if hour == 0 or hour > 12:
+            return f"time:{hour:02d}:{minute:02d}"
+    elif m.group("h1") is not None:
+        hour, minute = _hour(m.group("h1")), _MINUTES.get(m.group("mins"), 30)
+        if m.group("rel") == "to":
+            hour, minute = (hour - 2) % 12 + 1, 60 - minute
+    elif m.group("h5") is not None:
+        hour, minute = int(m.group("h5")), int(m.group("m5"))
+    else:
+        hour, minute = _hour(m.group("h2") or m.group("h3")), int(m.group("m3") or 0)
+    mer, part = m.group("mer"), m.group("part")
+    if mer is None and part is None:
+        return f"time?:{hour}:{minute:02d}"
+    pm = mer == "p" or (part is not None and not part.endswith("morning"))
+    return f"time:{hour % 12 + (12 if pm else 0):02d}:{minute:02d}"
+
+
+def _clock(key: str) -> set[str]:
+    """The readings "HH:MM" on the 24-hour clock a key can stand for: one for a time with
+    its half of the day, two for one without ("time?:2:40") and for a number of the evidence
+    outside any time that could be one ("clock?:7" for "Let's make it 7", "clock?:11.30"),
+    none for any other key."""
+    if key.startswith("time:"):
+        return {key[5:]}
+    number = _CLOCK_NUMBER.fullmatch(key[7:]) if key.startswith("clock?:") else None
+    if key.startswith("time?:") or number:
+        hour, minute = (
+            (int(number.group(1)), int(number.group(2) or 0))
+            if number
+            else (int(x) for x in key[6:].split(":"))
+        )
+        return {f"{hour % 12:02d}:{minute:02d}", f"{hour % 12 + 12:02d}:{minute:02d}"}
+    return set()
+
+
+def _loose_clock(folded: str) -> set[str]:
+    """Each number of a folded text outside its clock times that could be one ("7",
+    "11.30"), as the key "clock?:N"."""
+    rest = folded
+    for start, end, key in reversed(_phrases(folded)):
+        if key.startswith("time"):
+            rest = rest[:start] + " " + rest[end:]
+    return {f"clock?:{n}" for n in _NUMBER.findall(rest) if _CLOCK_NUMBER.fullmatch(n)}
+
+
+def _same_time(key: str, other: str) -> bool:
+    """Whether two keys, one of them a clock time, can be the same time (_clock)."""
+    if not (key.startswith("time") or other.startswith("time")):
+        return False
+    return bool(_clock(key) & _clock(other))
+
+
 def _plain_words(folded: str) -> list[tuple[str, str]]:
     return [(w, _key(w)) for w in _WORD.findall(folded)]
 
@@ -548,6 +645,11 @@ def _plain_words(folded: str) -> list[tuple[str, str]]:
 def _phrases(folded: str) -> list[tuple[int, int, str]]:
     """(start, end, key) of each full date and each quantity of a folded text, in order."""
     spans = [(m.start(), m.end(), _date(m)) for m in _DATE.finditer(folded)]
+    spans += [
+        (m.start(), m.end(), _time(m))
+        for m in _TIME.finditer(folded)
+        if not any(m.start() < end and m.end() > start for start, end, _ in spans)
+    ]
     quantities: list[tuple[int, int, str]] = []
     for m in _QUANTITY.finditer(folded):
         key = _quantity(m)
@@ -688,7 +790,8 @@ def _known(evidence: Iterable[str]) -> set[str]:
     """Every key the evidence offers: its words' and its quantities'."""
     folded = _fold(" ".join(evidence))
     dates = {d for m in _DATE.finditer(folded) if m.group("y4") for d in _numeric_dates(m)}
-    return {key for _, key in _plain_words(folded)} | {key for _, key in _words(folded)} | dates
+    words = {key for _, key in _plain_words(folded)} | {key for _, key in _words(folded)}
+    return words | dates | _loose_clock(folded)
 
 
 def _found(word: str, key: str, known: set[str]) -> bool:
@@ -696,6 +799,8 @@ def _found(word: str, key: str, known: set[str]) -> bool:
     # were read as one ("a month" is found in "every month").
     if key.startswith(_QUANTITY_KEYS) and any(_near(key, k) for k in known):
         return True  # values of two systems, rounded (IMPERIAL_TOLERANCE)
+    if key.startswith("time"):  # "twenty to three" in "2.40 pm", not in "2.40 am"
+        return key in known or any(_same_time(key, k) for k in known)
     hedge = _hedge(word) if key.startswith(_QUANTITY_KEYS) else None
     if hedge is not None and any(_within(hedge, key, k) for k in known):
         return True  # "about 9 metres" in "9.2 m" (APPROX_TOLERANCE)
@@ -800,7 +905,9 @@ def align_quantities(text: str, reference: Iterable[str]) -> str:
     at = 0
     start = len(text) - len(text.lstrip())  # a phrase here begins the text
     for a, b, key, _ in spans:
-        written = forms.get(key) or [f for k, fs in forms.items() if _near(key, k) for f in fs]
+        written = forms.get(key) or [
+            f for k, fs in forms.items() if _near(key, k) or _same_time(key, k) for f in fs
+        ]
         hedge = _HEDGE_BEFORE.search(text, at, a) if _measure(key) and not written else None
         if hedge is not None:  # "Just under 2 miles" -> "3 km": the hedge goes with it
             word = _hedge(hedge.group(0).casefold()) or ""

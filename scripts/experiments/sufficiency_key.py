@@ -19,6 +19,7 @@ import collections
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -83,12 +84,12 @@ c = collections.Counter(
     (ps.group(u) if not ps.group(u).startswith("plain") else "plain*", u["label"], u["key_missing"])
     for u in out
 )
-for k in sorted(c):
-    print(k, c[k])
+for kind in sorted(c):
+    print(kind, c[kind])
 
 
 def shift_fit(
-    units: list[dict], threshold: float | None, base: str = "judge_p"
+    units: list[dict[str, Any]], threshold: float | None, base: str = "judge_p"
 ) -> tuple[float, float]:
     """The shift (0-4 logits, steps of 0.25) and, unless given, the threshold that
     maximise balanced accuracy over `units`."""
@@ -104,16 +105,18 @@ def shift_fit(
 
 
 kept = np.array([u["polar_kept"] for u in out])
-ps.show("polar rule only when no key term is missing (0.7158)", out, (kept >= 0.7158).astype(int), kept)
+ps.show(
+    "polar rule only when no key term is missing (0.7158)", out, (kept >= 0.7158).astype(int), kept
+)
 for base in ("judge_p", "polar_kept"):
     for nm, fixed in (("shift, threshold 0.7158", 0.7158), ("shift and threshold", None)):
         pred, score = np.zeros(len(out), dtype=int), np.zeros(len(out))
-        for s in sorted({u["source"] for u in out}):
-            test = [i for i, u in enumerate(out) if u["source"] == s]
-            k, t = shift_fit([u for u in out if u["source"] != s], fixed, base)
+        for src in sorted({u["source"] for u in out}):
+            test = [i for i, u in enumerate(out) if u["source"] == src]
+            shift, t = shift_fit([u for u in out if u["source"] != src], fixed, base)
             for i in test:
-                score[i] = shifted(out[i][base], -k * out[i]["key_missing"])
+                score[i] = shifted(out[i][base], -shift * out[i]["key_missing"])
                 pred[i] = int(score[i] >= t)
         ps.show(f"{base}: {nm} every other", out, pred, score)
-        k, t = shift_fit(out, fixed, base)
-        print(f"  fitted on every unit: shift {k:.2f} logits, threshold {t:.4f}")
+        shift, t = shift_fit(out, fixed, base)
+        print(f"  fitted on every unit: shift {shift:.2f} logits, threshold {t:.4f}")
