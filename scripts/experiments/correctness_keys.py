@@ -64,7 +64,10 @@ for uid, u in units.items():
     )
 gs.LINEAR.update(answer_recall=1.0, key_recall=1.0, both_recall=1.0)
 score = np.array(
-    [CORRECTNESS_MODEL({"same": logit(u["same"]), "answer_recall": u["answer_recall"]}) for u in out]
+    [
+        CORRECTNESS_MODEL({"same": logit(u["same"]), "answer_recall": u["answer_recall"]})
+        for u in out
+    ]
 )
 ps.show(f"shipped ({THRESHOLD})", out, (score >= THRESHOLD).astype(int), score)
 for name, feats in (
