@@ -333,6 +333,15 @@ def test_clock_times_match_however_they_are_written(text: str, passage: str, fou
     assert (missing_key_terms(text, [passage])[1] == []) == (found or not key_terms(text))
 
 
+def test_exactly_next_to_a_quantity_is_not_a_word_to_find() -> None:
+    passage = ["The course runs 440 yards along the high street."]
+    assert answer_recall("One quarter of a mile, exactly.", passage) == (1.0, [])
+    assert content_words("It is exactly 5 km long.") == ["5 km", "long"]
+    assert lexical_support("It is exactly 5 km.", ["It is 6 km."]) == (0.0, ["5 km"])
+    # not next to a quantity with a unit: a word as before
+    assert "exactly" in content_words("Exactly five people came.")
+
+
 def test_a_range_of_counts_is_not_a_time() -> None:
     assert content_words("It takes ten to twelve weeks.") == ["takes", "ten", "twelve weeks"]
     assert "five" in content_words("From five to ten people.")

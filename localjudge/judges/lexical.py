@@ -409,9 +409,16 @@ _AND_A_BIT = re.compile(
     r" and a bit\b"
 )
 
+# "Exactly" or "precisely" next to a quantity says it is not hedged, which a quantity
+# without a hedge already is: "one quarter of a mile, exactly" is "one quarter of a mile".
+_EXACTLY = re.compile(
+    rf"\b((?:{_UNIT})(?:e?s)?),? (?:exactly|precisely)\b"
+    rf"|\b(?:exactly|precisely) (?=(?:{_COUNT}|an?)[\s-]*(?:{_UNIT})(?:e?s)?\b)"
+)
+
 # The folding steps after case-folding, in order: typographic spaces as " ", unit symbols
 # spelt out, "1,000" as "1000", numbers in words as digits ("three hundred and sixty-six",
-# "twenty-three"), a hedge after a quantity before it.
+# "twenty-three"), a hedge after a quantity before it, "exactly" next to one left out.
 _FOLD_STEPS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
     (_SPACE, lambda m: " "),
     (_SYMBOL, lambda m: _SYMBOL_WORDS[m.group(0)]),
@@ -419,6 +426,7 @@ _FOLD_STEPS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] 
     (_CARDINAL, _cardinal),
     (_COMPOUND, lambda m: str(int(_NUMBER_WORDS[m.group(1)]) + int(_NUMBER_WORDS[m.group(2)]))),
     (_AND_A_BIT, lambda m: f"just over {m.group(1)}"),
+    (_EXACTLY, lambda m: m.group(1) or ""),
 )
 
 
