@@ -299,7 +299,7 @@ class GroundednessJudge(LlmJudgeBase):
             "the statement's quantities and dates as the passage writes them when equal or "
             "within the statement's own hedge (a one-sided hedge goes with an equal value; "
             "a temperature's within half a degree); imperial masses, tonnes, knots, areas; "
-            "hedges such as 'a shade under' and 'and a bit'; clock times",
+            "hedges such as 'a shade under' and 'and a bit'; clock times; 'exactly'",
             "combine": GROUNDEDNESS_MODEL.describe()
             + "; mean and min over statements of logit(max over passages P(yes)), "
             "log_statements = log(number of statements), key_missing = 1 if a number or "
@@ -653,9 +653,9 @@ correctness = CombinedJudge(
         "expected": "its quantities and dates as the response writes them when equal or "
         "within its own hedge (a one-sided hedge goes with an equal value; a temperature's "
         "within half a degree; imperial masses, tonnes, knots, areas; hedges such as 'a shade "
-        "under' and 'and a bit'; clock times); a list of short items in the response's order "
-        "unless the "
-        "request asks for one (items found by every word when one has no content word)",
+        "under' and 'and a bit'; clock times; 'exactly'); a list of short items in the "
+        "response's order unless the request asks for one (items found by every word when one "
+        "has no content word)",
         "response": "a yes or no given in other words shown with the word first "
         "when the expected answer starts with yes or no",
     },
@@ -667,9 +667,8 @@ correctness = CombinedJudge(
     signal_texts={
         "answer_recall": "share of the expected answer's content words found in the "
         "response (judges/lexical.py best_answer_recall; v3, imperial masses, tonnes, "
-        "knots, areas, hedged temperatures, 'a shade under', 'and a bit', clock times); 1.0 "
-        "for a yes/no "
-        "answer"
+        "knots, areas, hedged temperatures, 'a shade under', 'and a bit', clock times, "
+        "'exactly'); 1.0 for a yes/no answer"
     },
 )
 

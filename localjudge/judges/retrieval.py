@@ -144,7 +144,7 @@ class SufficiencyJudge(RowJudge):
             ),
             "answer recall": "share of the expected answer's content words in the passages; "
             "v3, imperial masses, tonnes, knots, areas, hedged temperatures, 'a shade under', "
-            "'and a bit', clock times",
+            "'and a bit', clock times, 'exactly'",
         }
 
 
@@ -188,7 +188,7 @@ context_sufficiency = SufficiencyJudge(
         "expected": "its quantities and dates as the passages write them when equal or "
         'within its own hedge ("just under 2 miles" as "3 km"; a one-sided hedge goes with '
         "an equal value; a temperature's within half a degree; imperial masses, tonnes, knots, "
-        "areas; hedges such as 'a shade under' and 'and a bit'; clock times); "
+        "areas; hedges such as 'a shade under' and 'and a bit'; clock times; 'exactly'); "
         "a list of short items in the passages' order unless the request asks for one (items "
         "found by every word when one has no content word)",
     },
