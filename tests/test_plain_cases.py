@@ -412,3 +412,21 @@ def test_plain_suff_keys_set_is_well_formed() -> None:
             assert is_keyless(row["expected_response"]), row["request_id"]
             keyless[row["labels"]["context_sufficiency"]] += 1
     assert keyless == {"yes": 4, "no": 4}
+
+
+SPLIT = DATA / "plain-split" / "groundedness.jsonl"
+
+
+def test_plain_split_set_is_well_formed() -> None:
+    """tests/data/plain-split/: 24 groundedness rows whose support is split across two or
+    three passages (one_shape_rows's checks, with no request shared with plain-keys nor
+    plain-lists, the other groundedness sets of one shape); every row has 2 or 3 passages,
+    and the passage counts are the same under each label."""
+    rows = one_shape_rows(SPLIT, "split-groundedness", "plain-split {label}-", also_others=KEYS)
+    lists = {json.loads(line)["request"] for line in LISTS.read_text(encoding="utf-8").splitlines()}
+    counts: dict[str, list[int]] = {"yes": [], "no": []}
+    for row in rows:
+        assert row["request"] not in lists, row["request_id"]
+        assert len(row["retrieved_context"]) in (2, 3), row["request_id"]
+        counts[row["labels"]["groundedness"]].append(len(row["retrieved_context"]))
+    assert sorted(counts["yes"]) == sorted(counts["no"])
