@@ -651,7 +651,8 @@ def _plain_words(folded: str) -> list[tuple[str, str]]:
 
 
 def _phrases(folded: str) -> list[tuple[int, int, str]]:
-    """(start, end, key) of each full date and each quantity of a folded text, in order."""
+    """(start, end, key) of each full date, clock time and quantity of a folded text, in
+    order."""
     spans = [(m.start(), m.end(), _date(m)) for m in _DATE.finditer(folded)]
     spans += [
         (m.start(), m.end(), _time(m))
@@ -677,7 +678,7 @@ def _words(text: str) -> list[tuple[str, str]]:
     text. The key spells numbers one way and drops plural endings; a quantity with a unit,
     or a number with a scale word, is one word whose key is its value in a base unit
     ("half an hour" -> "1800 seconds"; "1 h 15 min" is one quantity, 4500 seconds); a full
-    date is one word whose key is the date."""
+    date is one word whose key is the date, and so is a clock time (_TIME)."""
     folded = _prepared(text)
     out: list[tuple[str, str]] = []
     at = 0
@@ -830,10 +831,10 @@ _ONE = {"a": "1", "an": "1"}
 
 @functools.lru_cache(maxsize=32)
 def _spans(text: str) -> tuple[tuple[int, int, str, str], ...]:
-    """(start, end, key, folded words) of each quantity and full date of the text, with
-    start and end in the text as written. Cached (a statement is asked of every passage,
-    a passage of every statement); the characters' origins are only worked out for a text
-    that has such a phrase."""
+    """(start, end, key, folded words) of each quantity, full date and clock time of the
+    text, with start and end in the text as written. Cached (a statement is asked of every
+    passage, a passage of every statement); the characters' origins are only worked out for
+    a text that has such a phrase."""
     folded = _prepared(text)
     phrases = _phrases(folded)
     if not phrases:

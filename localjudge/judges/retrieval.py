@@ -166,7 +166,7 @@ def _sufficiency_rationale(
     elif key_missing:
         model += (
             " The expected answer starts with a yes or a no, but no passage gives its"
-            f" {listed(key_missing)}, so the model's own verdict does not count apart."
+            f" {listed(key_missing)}, so the blend alone decides."
         )
     if not not_found:
         return f"Every content word of the expected answer is found in the passages. {model}"
