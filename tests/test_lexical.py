@@ -345,6 +345,9 @@ def test_exactly_next_to_a_quantity_is_not_a_word_to_find() -> None:
 def test_a_range_of_counts_is_not_a_time() -> None:
     assert content_words("It takes ten to twelve weeks.") == ["takes", "ten", "twelve weeks"]
     assert "five" in content_words("From five to ten people.")
+    # nor is a number with a unit after "by" or "at"
+    assert lexical_support("It grew by 1.25 metres.", ["It grew 125 cm."]) == (1.0, [])
+    assert lexical_support("Doors open at 7.30.", ["Doors open at 7.30 pm."]) == (1.0, [])
     # a time is shown to the model as the passage writes it
     passage = ["Lunch is served until 2.40 pm."]
     assert align_quantities("Until twenty to three.", passage) == "Until 2.40 pm."

@@ -566,7 +566,8 @@ _TIME_END = (
     r"|\s+(?:on|at|and|or|sharp|every|each|so|but|when|then|to|until|till|today|tonight"
     r"|tomorrow|this|next|for|with|from|is|was|will)\b)"
 )
-# "at 11.30": a number written like a time after a word that introduces one
+# "at 11.30": a number written like a time after a word that introduces one, and no unit
+# after it ("by 1.25 metres" is a length)
 _AT = "(?:" + "|".join(rf"(?<=\b{w} )" for w in ("at", "until", "till", "from", "by")) + ")"
 _TIME = re.compile(
     r"(?<![\w.:])(?:"
@@ -574,7 +575,7 @@ _TIME = re.compile(
     rf"{_TIME_END}(?: o['\u2019]clock)?"
     rf"|(?P<h2>{_HOUR}) o['\u2019]clock"
     rf"|(?P<h3>{_HOUR})(?:[.:](?P<m3>[0-5]\d))?(?={_PARTS})"
-    rf"|{_AT}(?P<h5>1[0-2]|0?[1-9])[.:](?P<m5>[0-5]\d)"
+    rf"|{_AT}(?P<h5>1[0-2]|0?[1-9])[.:](?P<m5>[0-5]\d)(?![\s-]*(?:{_UNIT})(?:e?s)?\b)"
     r"|(?P<h4>[01]?\d|2[0-3]):(?P<m4>[0-5]\d)"
     r"|(?P<noon>noon|midday|midnight)"
     rf")(?:{_MERIDIEM})?(?![\w:])"
