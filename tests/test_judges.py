@@ -875,15 +875,12 @@ def test_custom_judge_file_errors(tmp_path: Path, body: str, words: str) -> None
 @pytest.mark.parametrize(
     ("answer", "missing"),
     [
-        # "6" is in no passage: the model's own verdict does not count apart
-        ("Yes, and it's £6 a night.", ["6"]),
-        # a name no passage gives
-        ("No, ask Kessler at the desk.", ["kessler"]),
-        # every number and name is in a passage: the model's verdict counts
-        ("Yes, Paris.", []),
+        ("Yes, and it's £6 a night.", ["6"]),  # "6" is in no passage
+        ("No, ask Kessler at the desk.", ["kessler"]),  # a name no passage gives
+        ("Yes, Paris.", []),  # every number and name is in a passage
     ],
 )
-def test_context_sufficiency_a_missing_number_or_name_keeps_the_blend(
+def test_context_sufficiency_reports_missing_numbers_and_names_without_weighing_them(
     answer: str, missing: list[str]
 ) -> None:
     prefix = "retrieval/llm_judged/context_sufficiency"
@@ -893,11 +890,9 @@ def test_context_sufficiency_a_missing_number_or_name_keeps_the_blend(
         ["context_sufficiency"], replace(FULL, expected_response=answer), [("yes", 0.9)], opts
     )
     assert row[f"{prefix}/key_terms_not_in_context"] == missing
-    recall = row[f"{prefix}/answer_recall"]
-    blend = 0.5 * recall + 0.5 * 0.9
-    p_yes = blend if missing else max(blend, polar_p(0.9))
+    # the polar rule counts the model's verdict whatever is missing (a rule that held it
+    # back was reverted: docs/agreement.md, issue 13's thirteenth round)
+    p_yes = max(0.5 * row[f"{prefix}/answer_recall"] + 0.5 * 0.9, polar_p(0.9))
     assert row[f"{prefix}/rating"] == ("yes" if p_yes >= t else "no")
     assert row[f"{prefix}/probability"] == pytest.approx(p_yes if p_yes >= t else 1 - p_yes)
-    rationale = row[f"{prefix}/rationale"]
-    assert ("no passage gives its" in rationale) == bool(missing)
-    assert ("the model's own verdict also counts" in rationale) == (not missing)
+    assert "the model's own verdict also counts" in row[f"{prefix}/rationale"]

@@ -15,11 +15,11 @@ yes or a no and goes on ("No, you'll have to leave the dog behind.") usually say
 in other words than the passages ("Dogs aren't allowed"), so its recall is low and the
 blend fails it however plainly the passages settle the question: its P is the larger of
 the blend and the model's own verdict put on the blend's scale (POLAR_SHIFT: the model's
-even odds sit at the default model's threshold), unless a number or name of the expected
-answer is in no passage ("Yes, and it's £6 a night." against passages that give no
-price): other words do not change a figure or a name, so the blend alone rates such a row
-(`key_terms_not_in_context`, found as groundedness finds them: a number by its value, in
-words or in another unit). Recall over exact words is strong evidence when the expected
+even odds sit at the default model's threshold). The expected answer's numbers and names
+that no passage gives are reported (`key_terms_not_in_context`, found as groundedness finds
+them: a number by its value, in words or in another unit), not weighed: holding the polar
+rule back when one is missing was tried and reverted (docs/agreement.md, issue 13's
+thirteenth round). Recall over exact words is strong evidence when the expected
 answer is a name, a number or a short phrase (a fact the passages do not state rarely
 leaves all of its words behind) and weaker when the expected response is a paraphrase,
 which is why the model keeps half of the say; docs/agreement.md measures both parts and
@@ -108,8 +108,7 @@ class SufficiencyJudge(RowJudge):
         p: float | None = None
         label: str | None = None
         rationale: str | None = None
-        starts_polar = recall is not None and answer_word(expected) is not None
-        polar = starts_polar and not key_missing
+        polar = recall is not None and answer_word(expected) is not None
         if verdict.error is None and model_p is not None:
             p = (
                 model_p
@@ -120,9 +119,7 @@ class SufficiencyJudge(RowJudge):
                 p = max(p, polar_p(model_p))
             label = "yes" if p >= options.thresholds.get(self.name, 0.5) else "no"
             if options.rationale:
-                rationale = _sufficiency_rationale(
-                    recall, not_found, model_p, polar, key_missing if starts_polar else ()
-                )
+                rationale = _sufficiency_rationale(recall, not_found, model_p, polar)
         return {
             **score_fields(self.prefix, p, label, rationale, verdict.error, verdict.truncated),
             f"{self.prefix}/model_p_yes": round_prob(model_p),
@@ -137,8 +134,7 @@ class SufficiencyJudge(RowJudge):
             "combine": (
                 f"P(yes) = {ANSWER_WEIGHT} * answer recall + {1 - ANSWER_WEIGHT:.2f} * model "
                 "P(yes), model P(yes) alone when the answer is only yes/no/true/false; "
-                "when it starts with yes or no and goes on, and none of its numbers and "
-                "names is missing from the passages, the larger of that and "
+                "when it starts with yes or no and goes on, the larger of that and "
                 f"sigmoid(logit(model P(yes)) + {POLAR_SHIFT:.4f}); "
                 "rating = P(yes) >= threshold"
             ),
@@ -149,11 +145,7 @@ class SufficiencyJudge(RowJudge):
 
 
 def _sufficiency_rationale(
-    recall: float | None,
-    not_found: Sequence[str],
-    model_p: float,
-    polar: bool = False,
-    key_missing: Sequence[str] = (),
+    recall: float | None, not_found: Sequence[str], model_p: float, polar: bool = False
 ) -> str:
     model = f"The model's P(sufficient) = {model_p:.2f}."
     if recall is None:
@@ -162,11 +154,6 @@ def _sufficiency_rationale(
         model += (
             " The expected answer starts with a yes or a no, so the model's own verdict"
             " also counts."
-        )
-    elif key_missing:
-        model += (
-            " The expected answer starts with a yes or a no, but no passage gives its"
-            f" {listed(key_missing)}, so the blend alone decides."
         )
     if not not_found:
         return f"Every content word of the expected answer is found in the passages. {model}"
