@@ -402,18 +402,18 @@ def _cardinal(m: re.Match[str]) -> str:
 # a date.
 _SPACE = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
 
+# A unit word, singular or plural, and a count with its unit ("ten metres", "a mile").
+_UNIT_WORD = rf"(?:{_UNIT})(?:e?s)?"
+_COUNTED = rf"(?:{_COUNT}|an?)[\s-]*{_UNIT_WORD}"
+
 # A hedge after a quantity reads as the one before it: "ten metres and a bit" is "just over
 # ten metres".
-_AND_A_BIT = re.compile(
-    rf"(?<![\w.])((?:{_COUNT}|an?)[\s-]*(?:{_UNIT})(?:e?s)?)"
-    r" and a bit\b"
-)
+_AND_A_BIT = re.compile(rf"(?<![\w.])({_COUNTED}) and a bit\b")
 
 # "Exactly" or "precisely" next to a quantity says it is not hedged, which a quantity
 # without a hedge already is: "one quarter of a mile, exactly" is "one quarter of a mile".
 _EXACTLY = re.compile(
-    rf"\b((?:{_UNIT})(?:e?s)?),? (?:exactly|precisely)\b"
-    rf"|\b(?:exactly|precisely) (?=(?:{_COUNT}|an?)[\s-]*(?:{_UNIT})(?:e?s)?\b)"
+    rf"\b({_UNIT_WORD}),? (?:exactly|precisely)\b|\b(?:exactly|precisely) (?={_COUNTED}\b)"
 )
 
 # The folding steps after case-folding, in order: typographic spaces as " ", unit symbols
@@ -554,12 +554,11 @@ def _date(m: re.Match[str]) -> str:
 # eleven", "noon". A time whose half of the day is not said ("twenty to three", "11:30") is
 # either reading, and so is a number written like one ("at 11.30"): "twenty to three" is
 # found in "2.40 pm", not in "2.45 pm"; "11 am" is not found in "11 pm".
-_HOURS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
-_HOUR = rf"(?:1[0-2]|0?[1-9]|{'|'.join((*_HOURS, 'eleven', 'twelve'))})"
+_HOUR = rf"(?:1[0-2]|0?[1-9]|{'|'.join((*_ONES, 'ten', 'eleven', 'twelve'))})"
 _MERIDIEM = (
     r"\s*(?P<mer>[ap])(?:\.m\b\.?|m\b)|\s+(?P<part>in the (?:morning|afternoon|evening)|at night)"
 )
-_PARTS = r"\s*[ap]\.?m\b|\s+(?:in the (?:morning|afternoon|evening)|at night)"
+_PARTS = re.sub(r"\(\?P<\w+>", "(?:", _MERIDIEM)  # the same, without its groups
 # "ten to twelve" is a time only where a time can end: not "ten to twelve weeks".
 _TIME_END = (
     rf"(?= o['\u2019]clock|{_PARTS}|\s*(?:[^\w\s]|$)"
@@ -575,7 +574,7 @@ _TIME = re.compile(
     rf"{_TIME_END}(?: o['\u2019]clock)?"
     rf"|(?P<h2>{_HOUR}) o['\u2019]clock"
     rf"|(?P<h3>{_HOUR})(?:[.:](?P<m3>[0-5]\d))?(?={_PARTS})"
-    rf"|{_AT}(?P<h5>1[0-2]|0?[1-9])[.:](?P<m5>[0-5]\d)(?![\s-]*(?:{_UNIT})(?:e?s)?\b)"
+    rf"|{_AT}(?P<h5>1[0-2]|0?[1-9])[.:](?P<m5>[0-5]\d)(?![\s-]*{_UNIT_WORD}\b)"
     r"|(?P<h4>[01]?\d|2[0-3]):(?P<m4>[0-5]\d)"
     r"|(?P<noon>noon|midday|midnight)"
     rf")(?:{_MERIDIEM})?(?![\w:])"
@@ -630,11 +629,11 @@ def _clock(key: str) -> set[str]:
     return set()
 
 
-def _loose_clock(folded: str) -> set[str]:
-    """Each number of a folded text outside its clock times that could be one ("7",
-    "11.30"), as the key "clock?:N"."""
+def _loose_clock(folded: str, phrases: Sequence[tuple[int, int, str]]) -> set[str]:
+    """Each number of a folded text outside its clock times (`phrases`: its _phrases) that
+    could be one ("7", "11.30"), as the key "clock?:N"."""
     rest = folded
-    for start, end, key in reversed(_phrases(folded)):
+    for start, end, key in reversed(phrases):
         if key.startswith("time"):
             rest = rest[:start] + " " + rest[end:]
     return {f"clock?:{n}" for n in _NUMBER.findall(rest) if _CLOCK_NUMBER.fullmatch(n)}
@@ -681,9 +680,14 @@ def _words(text: str) -> list[tuple[str, str]]:
     ("half an hour" -> "1800 seconds"; "1 h 15 min" is one quantity, 4500 seconds); a full
     date is one word whose key is the date, and so is a clock time (_TIME)."""
     folded = _prepared(text)
+    return _words_in(folded, _phrases(folded))
+
+
+def _words_in(folded: str, phrases: Sequence[tuple[int, int, str]]) -> list[tuple[str, str]]:
+    """_words of a text already prepared (_prepared), whose _phrases are `phrases`."""
     out: list[tuple[str, str]] = []
     at = 0
-    for start, end, key in _phrases(folded):
+    for start, end, key in phrases:
         hedge = _HEDGE_BEFORE.search(folded, at, start) if _measure(key) else None
         start = hedge.start() if hedge else start  # "about 9 metres" is one word
         out += _plain_words(folded[at:start])
@@ -800,8 +804,11 @@ def _known(evidence: Iterable[str]) -> set[str]:
     """Every key the evidence offers: its words' and its quantities'."""
     folded = _fold(" ".join(evidence))
     dates = {d for m in _DATE.finditer(folded) if m.group("y4") for d in _numeric_dates(m)}
-    words = {key for _, key in _plain_words(folded)} | {key for _, key in _words(folded)}
-    return words | dates | _loose_clock(folded)
+    prepared = _prepared(folded)
+    phrases = _phrases(prepared)  # once: for the words and for the loose hours
+    words = {key for _, key in _plain_words(folded)}
+    words |= {key for _, key in _words_in(prepared, phrases)}
+    return words | dates | _loose_clock(prepared, phrases)
 
 
 def _found(word: str, key: str, known: set[str]) -> bool:
