@@ -696,6 +696,19 @@ def _words_in(folded: str, phrases: Sequence[tuple[int, int, str]]) -> list[tupl
     return out + _plain_words(folded[at:])
 
 
+# What the readings above cover, as the judges' template texts name them (a manifest
+# records those texts, so a new reading shows there): how quantities are shown to the model
+# (align_quantities), and what answer recall matches by value.
+READINGS = (
+    "imperial masses, tonnes, knots, areas; hedges such as 'a shade under' and 'and a bit'; "
+    "clock times; 'exactly'"
+)
+RECALL_READINGS = (
+    "v3, imperial masses, tonnes, knots, areas, hedged temperatures, 'a shade under', "
+    "'and a bit', clock times, 'exactly'"
+)
+
+
 _JOIN = re.compile(r"\s+(?:and\s+)?")
 
 

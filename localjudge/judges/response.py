@@ -102,6 +102,8 @@ from localjudge.judges.base import (
 )
 from localjudge.judges.kinds import RowJudge, negate
 from localjudge.judges.lexical import (
+    READINGS,
+    RECALL_READINGS,
     answer_word,
     best_answer_recall,
     lexical_support,
@@ -298,8 +300,7 @@ class GroundednessJudge(LlmJudgeBase):
             "layout": "request, one passage, statement, question (each statement x passage); "
             "the statement's quantities and dates as the passage writes them when equal or "
             "within the statement's own hedge (a one-sided hedge goes with an equal value; "
-            "a temperature's within half a degree); imperial masses, tonnes, knots, areas; "
-            "hedges such as 'a shade under' and 'and a bit'; clock times; 'exactly'",
+            f"a temperature's within half a degree); {READINGS}",
             "combine": GROUNDEDNESS_MODEL.describe()
             + "; mean and min over statements of logit(max over passages P(yes)), "
             "log_statements = log(number of statements), key_missing = 1 if a number or "
@@ -652,10 +653,9 @@ correctness = CombinedJudge(
         "question": CORRECTNESS_Q,
         "expected": "its quantities and dates as the response writes them when equal or "
         "within its own hedge (a one-sided hedge goes with an equal value; a temperature's "
-        "within half a degree; imperial masses, tonnes, knots, areas; hedges such as 'a shade "
-        "under' and 'and a bit'; clock times; 'exactly'); a list of short items in the "
-        "response's order unless the request asks for one (items found by every word when one "
-        "has no content word)",
+        f"within half a degree; {READINGS}); a list of short items in the response's order "
+        "unless the request asks for one (items found by every word when one has no content "
+        "word)",
         "response": "a yes or no given in other words shown with the word first "
         "when the expected answer starts with yes or no",
     },
@@ -666,9 +666,8 @@ correctness = CombinedJudge(
     signals=expected_recall,
     signal_texts={
         "answer_recall": "share of the expected answer's content words found in the "
-        "response (judges/lexical.py best_answer_recall; v3, imperial masses, tonnes, "
-        "knots, areas, hedged temperatures, 'a shade under', 'and a bit', clock times, "
-        "'exactly'); 1.0 for a yes/no answer"
+        f"response (judges/lexical.py best_answer_recall; {RECALL_READINGS}); 1.0 for a "
+        "yes/no answer"
     },
 )
 

@@ -48,7 +48,14 @@ from localjudge.judges.base import (
     score_fields,
 )
 from localjudge.judges.kinds import ChunkJudge, RowJudge
-from localjudge.judges.lexical import answer_word, best_answer_recall, listed, missing_key_terms
+from localjudge.judges.lexical import (
+    READINGS,
+    RECALL_READINGS,
+    answer_word,
+    best_answer_recall,
+    listed,
+    missing_key_terms,
+)
 from localjudge.judges.support import logit, shifted
 from localjudge.records import Chunk, Record
 
@@ -139,8 +146,7 @@ class SufficiencyJudge(RowJudge):
                 "rating = P(yes) >= threshold"
             ),
             "answer recall": "share of the expected answer's content words in the passages; "
-            "v3, imperial masses, tonnes, knots, areas, hedged temperatures, 'a shade under', "
-            "'and a bit', clock times, 'exactly'",
+            f"{RECALL_READINGS}",
         }
 
 
@@ -174,8 +180,7 @@ context_sufficiency = SufficiencyJudge(
         "question": SUFFICIENCY_Q,
         "expected": "its quantities and dates as the passages write them when equal or "
         'within its own hedge ("just under 2 miles" as "3 km"; a one-sided hedge goes with '
-        "an equal value; a temperature's within half a degree; imperial masses, tonnes, knots, "
-        "areas; hedges such as 'a shade under' and 'and a bit'; clock times; 'exactly'); "
+        f"an equal value; a temperature's within half a degree; {READINGS}); "
         "a list of short items in the passages' order unless the request asks for one (items "
         "found by every word when one has no content word)",
     },
