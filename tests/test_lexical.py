@@ -355,6 +355,56 @@ def test_a_range_of_counts_is_not_a_time() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "passage", "found"),
+    [
+        ("An eighth of a mile.", "The course is 220 yards.", True),
+        ("Three quarters of an hour.", "The tour takes 45 minutes.", True),
+        ("Two and a quarter hours.", "Allow 135 minutes.", True),
+        ("An hour and three quarters.", "It runs for 105 minutes.", True),
+        ("A fifth of a kilo.", "Add 200 g of flour.", True),
+        ("A tenth of a second.", "He won by 0.1 seconds.", True),
+        ("A quarter-mile.", "The straight is 440 yards.", True),
+        ("About a third of a mile.", "The path is 536 metres long.", True),
+        # another fraction, or another unit
+        ("A third of a mile.", "The course is 220 yards.", False),
+        ("Two thirds of an hour.", "The tour takes 45 minutes.", False),
+        ("Two and a quarter hours.", "Allow 150 minutes.", False),
+    ],
+)
+def test_fractions_of_a_unit_are_read_by_value(text: str, passage: str, found: bool) -> None:
+    assert (answer_recall(text, [passage])[0] == 1.0) == found
+
+
+def test_a_fraction_word_without_a_unit_or_as_an_ordinal_is_a_word() -> None:
+    assert content_words("A third day of rain.") == ["third", "day", "rain"]
+    assert content_words("Two thirds of the class.") == ["two", "thirds", "class"]
+    assert lexical_support("It opens on the third of May.", ["It opens on 3 May."])[0] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "passage", "found"),
+    [
+        ("We close on Christmas Eve.", "We close on 24 December.", True),
+        ("It opens on St. Patrick\u2019s Day.", "It opens on the 17th of March.", True),
+        ("On New Years Day 2027.", "The sale starts on 1 January 2027.", True),
+        ("On 5 November.", "The display is on Bonfire Night.", True),
+        ("Last entry is on Halloween.", "Last entry is on 31/10.", False),  # no year: not a date
+        ("We close on Christmas Eve.", "We close on 25 December.", False),
+        ("On Boxing Day 2026.", "The sale starts on 25 December 2026.", False),
+    ],
+)
+def test_a_named_day_is_its_date(text: str, passage: str, found: bool) -> None:
+    assert (lexical_support(text, [passage])[0] == 1.0) == found
+    assert (missing_key_terms(text, [passage])[1] == []) == found
+
+
+def test_a_named_day_whose_date_moves_is_words() -> None:
+    assert content_words("The May Day bank holiday.") == ["may", "day", "bank", "holiday"]
+    assert content_words("On Easter Monday.") == ["easter", "monday"]
+    assert key_terms("We shut on Boxing Day.") == ["26", "december"]
+
+
+@pytest.mark.parametrize(
     ("text", "reference", "aligned"),
     [
         (

@@ -244,7 +244,35 @@ _IMPERIAL = frozenset(
 # other. Within one system, values match only when equal.
 IMPERIAL_TOLERANCE = 0.025
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
-_FRACTIONS = {"half": 0.5, "a quarter": 0.25, "one quarter": 0.25, "three quarters": 0.75}
+# Fractions of a unit ("three quarters of an hour", "an eighth of a mile", "two thirds of a
+# litre") and after a whole number or a unit ("two and a quarter hours", "an hour and three
+# quarters"). "half" and "quarter" may also stand before the unit ("a quarter mile", "a
+# half-hour"); the others only with "of" ("a third day" is an ordinal).
+_DENOMINATORS = {
+    "third": 3,
+    "quarter": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "eighth": 8,
+    "tenth": 10,
+    "hundredth": 100,
+    "thousandth": 1000,
+}
+_FRACTIONS: dict[str, float] = {"half": 0.5, "a half": 0.5}
+for _word, _parts in _DENOMINATORS.items():
+    _article = "an" if _word[0] in "aeiou" else "a"
+    _FRACTIONS.update({f"{_article} {_word}": 1 / _parts, f"one {_word}": 1 / _parts})
+    _FRACTIONS.update(
+        {
+            f"{w} {_word}s": int(n) / _parts
+            for w, n in _NUMBER_WORDS.items()
+            if 1 < int(n) < min(_parts, 10)
+        }
+    )
+_FRACTION = "|".join(sorted(_FRACTIONS, key=len, reverse=True))
+_BEFORE_UNIT = r"half|a half|a quarter|one quarter|three[\s-]quarters?"  # "a quarter mile"
+# What may follow "and" after a whole number or a unit: "two and a quarter hours".
+_AND_PART = r"a half|a quarter|three quarters|a third|two thirds"
 _COUNT = r"\d+(?:\.\d+)?|" + "|".join(
     sorted((k for k in _NUMBER_WORDS if k not in _SCALES and k != "dozen"), key=len, reverse=True)
 )
@@ -252,12 +280,20 @@ _UNIT = "|".join(sorted(_UNITS, key=len, reverse=True))
 _SCALE = "|".join(_SCALES)
 _QUANTITY = re.compile(
     rf"(?<![\w.])(?P<minus>-|minus )?(?:"
-    rf"(?P<whole>{_COUNT}) and a half(?:[\s-]+(?P<scale1>{_SCALE}))?"
-    rf"|(?P<frac>half|a quarter|one quarter|three quarters)(?: of)? an?"
-    rf"|(?P<one>an?|one)(?=[\s-]+(?:{_UNIT})s?[\s-]+and a half\b)"
+    rf"(?P<whole>{_COUNT}) and (?P<part>{_AND_PART})(?:[\s-]+(?P<scale1>{_SCALE}))?"
+    rf"|(?P<frac>{_FRACTION})(?: of)? an?"
+    rf"|(?P<before>{_BEFORE_UNIT})(?=[\s-]+(?:{_UNIT})\b)"
+    rf"|(?P<one>an?|one)(?=[\s-]+(?:{_UNIT})s?[\s-]+and (?:{_AND_PART})\b)"
     rf"|(?P<count>{_COUNT}|an?)(?:[\s-]+(?P<scale2>{_SCALE}))?"
-    rf")(?:[\s-]*(?:(?:full|whole)\s+)?(?P<unit>{_UNIT})(?:e?s)?\b(?P<andhalf> and a half\b)?)?"
+    rf")(?:[\s-]*(?:(?:full|whole)\s+)?(?P<unit>{_UNIT})(?:e?s)?\b"
+    rf"(?: and (?P<andpart>{_AND_PART})\b)?)?"
 )
+
+
+def _fraction(words: str) -> float:
+    """The value of a fraction in words: "a quarter" 0.25, "two thirds" 0.667."""
+    words = " ".join(words.replace("-", " ").split())
+    return _FRACTIONS.get(words) or _FRACTIONS[words + "s"]
 
 
 def _number(word: str) -> float:
@@ -270,20 +306,20 @@ def _quantity(m: re.Match[str]) -> str | None:
     the match is a plain number (matched word by word)."""
     unit = m.group("unit")
     if m.group("whole") is not None:
-        value = _number(m.group("whole")) + 0.5
+        value = _number(m.group("whole")) + _fraction(m.group("part"))
         scale = m.group("scale1")
-    elif m.group("frac") is not None:
+    elif m.group("frac") is not None or m.group("before") is not None:
         if unit is None:
             return None
-        value, scale = _FRACTIONS[m.group("frac")], None
+        value, scale = _fraction(m.group("frac") or m.group("before")), None
     elif m.group("one") is not None:
         value, scale = 1.0, None
     else:
         value, scale = _number(m.group("count")), m.group("scale2")
         if unit is None and scale is None:
             return None
-    if m.group("andhalf"):
-        value += 0.5
+    if m.group("andpart"):
+        value += _fraction(m.group("andpart"))
     value *= _SCALES[scale] if scale else 1
     if unit is None:
         return _plain(value)  # matched as a number, as digits are
@@ -416,11 +452,84 @@ _EXACTLY = re.compile(
     rf"\b({_UNIT_WORD}),? (?:exactly|precisely)\b|\b(?:exactly|precisely) (?={_COUNTED}\b)"
 )
 
+# A named day with a fixed date is that date: "Christmas Eve" is "24 December", "Bonfire
+# Night 2026" the full date "5 November 2026". Days whose date moves (Easter, Mother's Day,
+# the May Day bank holiday) or that are told differently (Twelfth Night, the 5th or the 6th
+# of January; Independence Day, one per country) are left as words.
+_NAMED_DAYS = {
+    "new year's day": "1 january",
+    "new year's eve": "31 december",
+    "hogmanay": "31 december",
+    "christmas eve": "24 december",
+    "christmas day": "25 december",
+    "boxing day": "26 december",
+    "st stephen's day": "26 december",
+    "st nicholas day": "6 december",
+    "st nicholas' day": "6 december",
+    "burns night": "25 january",
+    "australia day": "26 january",
+    "valentine's day": "14 february",
+    "st valentine's day": "14 february",
+    "leap day": "29 february",
+    "st david's day": "1 march",
+    "st patrick's day": "17 march",
+    "lady day": "25 march",
+    "april fools' day": "1 april",
+    "april fool's day": "1 april",
+    "st george's day": "23 april",
+    "anzac day": "25 april",
+    "may day": "1 may",
+    "midsummer day": "24 june",
+    "midsummer's day": "24 june",
+    "juneteenth": "19 june",
+    "canada day": "1 july",
+    "bastille day": "14 july",
+    "st swithin's day": "15 july",
+    "michaelmas day": "29 september",
+    "halloween": "31 october",
+    "hallowe'en": "31 october",
+    "all saints' day": "1 november",
+    "all souls' day": "2 november",
+    "bonfire night": "5 november",
+    "guy fawkes night": "5 november",
+    "guy fawkes day": "5 november",
+    "armistice day": "11 november",
+    "remembrance day": "11 november",
+    "st andrew's day": "30 november",
+}
+
+
+def _day_name(name: str) -> str:
+    """A named day as _NAMED_DAYS spells it: no apostrophes, "saint" and "st." as "st"."""
+    name = re.sub(r"['\u2019]", "", " ".join(name.casefold().split()))
+    return re.sub(r"^(?:saint|st\.) ", "st ", name)
+
+
+_DAY_DATES = {_day_name(name): date for name, date in _NAMED_DAYS.items()}
+_NAMED_DAY = re.compile(
+    r"\b(?:"
+    + "|".join(
+        re.sub(r"^st\\ ", r"(?:st\.?|saint)\\ ", re.escape(name))
+        .replace("'", "['\u2019]?")
+        .replace("\\ ", r"\s+")
+        for name in sorted(_NAMED_DAYS, key=len, reverse=True)
+    )
+    + r")(?!['\u2019\w])(?!\s+bank\b)",
+    re.IGNORECASE,
+)
+
+
+def _named_date(m: re.Match[str]) -> str:
+    return _DAY_DATES[_day_name(m.group(0))]
+
+
 # The folding steps after case-folding, in order: typographic spaces as " ", unit symbols
 # spelt out, "1,000" as "1000", numbers in words as digits ("three hundred and sixty-six",
-# "twenty-three"), a hedge after a quantity before it, "exactly" next to one left out.
+# "twenty-three"), a hedge after a quantity before it, "exactly" next to one left out;
+# first, a named day as its date.
 _FOLD_STEPS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
     (_SPACE, lambda m: " "),
+    (_NAMED_DAY, _named_date),
     (_SYMBOL, lambda m: _SYMBOL_WORDS[m.group(0)]),
     (_THOUSANDS, lambda m: ""),
     (_CARDINAL, _cardinal),
@@ -701,11 +810,11 @@ def _words_in(folded: str, phrases: Sequence[tuple[int, int, str]]) -> list[tupl
 # (align_quantities), and what answer recall matches by value.
 READINGS = (
     "imperial masses, tonnes, knots, areas; hedges such as 'a shade under' and 'and a bit'; "
-    "clock times; 'exactly'"
+    "clock times; 'exactly'; fractions of a unit; named days"
 )
 RECALL_READINGS = (
     "v3, imperial masses, tonnes, knots, areas, hedged temperatures, 'a shade under', "
-    "'and a bit', clock times, 'exactly'"
+    "'and a bit', clock times, 'exactly', fractions of a unit, named days"
 )
 
 
@@ -1177,7 +1286,9 @@ def key_terms(text: str) -> list[str]:
     """The text's numbers in digits and capitalised names (not sentence-initial), in order,
     each once; names case-folded. A numbered list's numbers are not the text's ("1. Bring
     ID"). Numbers in words are left out: answers count what passages list ("Three things:
-    ..."), which is no claim a passage could hold."""
+    ..."), which is no claim a passage could hold. A named day is its date ("Christmas Eve"
+    gives "24" and "december")."""
+    text = _NAMED_DAY.sub(lambda m: _named_date(m).title(), text)
     starts = {m.start(1) for m in _SENTENCE_START.finditer(text)}
     markers = {m.start(1) for m in _LIST_NUMBER.finditer(text)}
     terms: list[str] = []
