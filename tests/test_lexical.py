@@ -320,10 +320,13 @@ def test_and_a_bit_after_a_quantity_is_a_hedge_before_it() -> None:
         ("At 2.40.", "Until twenty to three in the afternoon.", True),
         ("At 7 pm.", "Alex: Let's make it 7.", True),  # an hour alone, either half of the day
         ("At noon.", "Meet at 12 pm.", True),
+        ("At twenty past five each morning.", "The shift starts at 05:20.", True),
+        ("At 7.30 every evening.", "Doors at half past seven in the evening.", True),
         # another time, or the other half of the day
         ("Until twenty to three.", "Lunch is served until 2.45 pm.", False),
         ("At 11 am.", "It starts at 11 pm.", False),
         ("At eight in the evening.", "Doors at 8 am.", False),
+        ("At twenty past five each evening.", "The shift starts at 05:20.", False),  # 24-hour
     ],
 )
 def test_clock_times_match_however_they_are_written(text: str, passage: str, found: bool) -> None:
@@ -331,6 +334,10 @@ def test_clock_times_match_however_they_are_written(text: str, passage: str, fou
     assert len(words) == 1, words  # one word, its key the time
     assert (lexical_support(text, [passage])[0] == 1.0) == found
     assert (missing_key_terms(text, [passage])[1] == []) == (found or not key_terms(text))
+
+
+def test_each_morning_after_a_bare_number_is_not_a_time() -> None:
+    assert content_words("Take two each morning.") == ["take", "two", "morning"]
 
 
 def test_exactly_next_to_a_quantity_is_not_a_word_to_find() -> None:

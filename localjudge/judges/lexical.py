@@ -664,10 +664,15 @@ def _date(m: re.Match[str]) -> str:
 # either reading, and so is a number written like one ("at 11.30"): "twenty to three" is
 # found in "2.40 pm", not in "2.45 pm"; "11 am" is not found in "11 pm".
 _HOUR = rf"(?:1[0-2]|0?[1-9]|{'|'.join((*_ONES, 'ten', 'eleven', 'twelve'))})"
+_DAY_PART = r"in the (?:morning|afternoon|evening)|at night"
+_PARTS = rf"\s*[ap](?:\.m\b\.?|m\b)|\s+(?:{_DAY_PART})"
+# After a time said as one ("twenty past five", "7.30", "six o'clock"), "each morning" or
+# "every evening" says its half of the day too; not after a bare number ("take two each
+# morning" is a dose).
 _MERIDIEM = (
-    r"\s*(?P<mer>[ap])(?:\.m\b\.?|m\b)|\s+(?P<part>in the (?:morning|afternoon|evening)|at night)"
+    r"\s*(?P<mer>[ap])(?:\.m\b\.?|m\b)"
+    rf"|\s+(?P<part>{_DAY_PART}|(?:each|every) (?:morning|afternoon|evening|night))"
 )
-_PARTS = re.sub(r"\(\?P<\w+>", "(?:", _MERIDIEM)  # the same, without its groups
 # "ten to twelve" is a time only where a time can end: not "ten to twelve weeks".
 _TIME_END = (
     rf"(?= o['\u2019]clock|{_PARTS}|\s*(?:[^\w\s]|$)"
@@ -714,7 +719,10 @@ def _time(m: re.Match[str]) -> str:
     else:
         hour, minute = _hour(m.group("h2") or m.group("h3")), int(m.group("m3") or 0)
     mer, part = m.group("mer"), m.group("part")
+    digits = m.group("h3") or m.group("h4") or m.group("h5") or ""
     if mer is None and part is None:
+        if digits.startswith("0") and len(digits) == 2:  # "05:20", as "17:20", is 24-hour
+            return f"time:{hour:02d}:{minute:02d}"
         return f"time?:{hour}:{minute:02d}"
     pm = mer == "p" or (part is not None and not part.endswith("morning"))
     return f"time:{hour % 12 + (12 if pm else 0):02d}:{minute:02d}"
