@@ -384,7 +384,7 @@ def test_fractions_of_a_unit_are_read_by_value(text: str, passage: str, found: b
 
 def test_a_fraction_word_without_a_unit_or_as_an_ordinal_is_a_word() -> None:
     assert content_words("A third day of rain.") == ["third", "day", "rain"]
-    assert content_words("Two thirds of the class.") == ["two", "thirds", "class"]
+    assert content_words("Two thirds of the class.") == ["two thirds of", "class"]  # a share
     assert lexical_support("It opens on the third of May.", ["It opens on 3 May."])[0] == 1.0
 
 
@@ -409,6 +409,64 @@ def test_a_named_day_whose_date_moves_is_words() -> None:
     assert content_words("The May Day bank holiday.") == ["may", "day", "bank", "holiday"]
     assert content_words("On Easter Monday.") == ["easter", "monday"]
     assert key_terms("We shut on Boxing Day.") == ["26", "december"]
+
+
+@pytest.mark.parametrize(
+    ("text", "passage", "found"),
+    [
+        ("A quarter of the members voted.", "25% of the members voted.", True),
+        ("One in four adults.", "25 per cent of adults.", True),
+        ("Nine out of ten dentists.", "90 percent of dentists.", True),
+        ("About a third of pupils.", "About 33% of pupils.", True),
+        ("33% of pupils.", "A third of pupils.", True),
+        ("Half of the seats.", "Half of the seats.", True),
+        ("A third of pupils.", "25% of pupils.", False),
+        ("A third of pupils.", "34% of pupils.", False),
+        ("30% of adults.", "One in four adults.", False),
+    ],
+)
+def test_a_share_in_words_is_its_percentage(text: str, passage: str, found: bool) -> None:
+    assert (lexical_support(text, [passage])[0] == 1.0) == found
+
+
+@pytest.mark.parametrize(
+    ("text", "passage", "found"),
+    [
+        ("Half a dozen eggs.", "Beat 6 eggs.", True),
+        ("Two dozen rolls.", "We bake 24 rolls.", True),
+        ("Two dozen rolls.", "We bake 20 rolls.", False),
+        ("It costs 150p.", "It costs £1.50.", True),
+        ("It costs £0.75.", "It costs seventy-five pence.", True),
+        ("It costs a pound fifty.", "It costs £1.50.", True),
+        ("It costs a pound fifty.", "It costs £2.50.", False),
+        ("It costs 15p.", "It costs £1.50.", False),
+        ("30 per cent off.", "30% off.", True),
+        ("It weighs two pounds ten ounces.", "It weighs 2 lb 10 oz.", True),  # not money
+    ],
+)
+def test_dozens_pence_and_per_cent_are_read_by_value(text: str, passage: str, found: bool) -> None:
+    assert (lexical_support(text, [passage])[0] == 1.0) == found
+
+
+@pytest.mark.parametrize(
+    ("text", "passage", "found"),
+    [
+        ("Open Monday to Friday.", "Open on weekdays.", True),
+        ("Open every weekday.", "Open Monday to Friday.", True),
+        ("Closed at weekends.", "Closed on Saturdays and Sundays.", True),
+        ("Open Mon-Fri.", "Open Monday to Friday.", True),
+        ("Open weekdays.", "Open Monday to Saturday.", False),
+        ("Open Mon to Sat.", "Open Monday to Friday.", False),
+    ],
+)
+def test_weekdays_and_weekends_are_their_days(text: str, passage: str, found: bool) -> None:
+    assert (lexical_support(text, [passage])[0] == 1.0) == found
+    assert (missing_key_terms(text, [passage])[1] == []) == found
+
+
+def test_one_weekend_and_words_like_day_names_are_words() -> None:
+    assert content_words("See you at the weekend.") == ["see", "weekend"]
+    assert content_words("The cat sat on the mat.") == ["cat", "sat", "mat"]
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ in the blend and why a threshold, not 1.0, decides.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
@@ -452,6 +453,56 @@ _EXACTLY = re.compile(
     rf"\b({_UNIT_WORD}),? (?:exactly|precisely)\b|\b(?:exactly|precisely) (?={_COUNTED}\b)"
 )
 
+# Other ways of writing a count, a price or a share of the week, folded to one spelling:
+# "per cent" is "percent" (as "%" is); "half a dozen" is "6" and "two dozen" "24" ("a
+# dozen" is already 12); a price in pence is in pounds ("150p" and "a pound fifty" are
+# "£1.50", "75 pence" is "£0.75"); "weekdays" and "every weekday" are "monday to friday",
+# "weekends" "saturday and sunday", and a range of days in short ("mon-fri") is spelt out.
+# A singular weekend ("at the weekend", "this weekend") is one weekend, not its days.
+_PER_CENT = re.compile(r"\bper[\s-]cent\b")
+_DOZENS = re.compile(rf"\b(?:(half) an?|({_COUNT})) dozen\b")
+
+
+def _dozens(m: re.Match[str]) -> str:
+    return "6" if m.group(1) else _plain(_number(m.group(2)) * 12)
+
+
+_PENCE_COUNT = r"[1-9]\d?|" + "|".join(k for k, v in _NUMBER_WORDS.items() if 0 < int(v) < 100)
+_PENCE = re.compile(rf"(?<![\w.])(\d+)p\b|\b(\d+|{_PENCE_COUNT}) pence\b")
+_POUNDS_AND_PENCE = re.compile(
+    rf"\b(an?|{_COUNT}) pounds? (?:and )?({_PENCE_COUNT})(?: pence| p)?\b"
+    rf"(?![\s-]+(?:{_UNIT})(?:e?s)?\b|[.,]\d)"
+)
+
+
+def _pence(m: re.Match[str]) -> str:
+    pence = int(m.group(1) or _number(m.group(2)))
+    return f"pounds {pence // 100}.{pence % 100:02d}"
+
+
+def _pounds_and_pence(m: re.Match[str]) -> str:
+    return f"pounds {_plain(_number(m.group(1)))}.{int(_number(m.group(2))):02d}"
+
+
+_DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_SHORT_DAYS = {"tues": "tuesday", "thur": "thursday", "thurs": "thursday"}
+_SHORT_DAYS.update({d[:3]: d for d in _DAY_NAMES})
+_SHORT_DAY = "|".join(sorted(_SHORT_DAYS, key=len, reverse=True))
+_WEEK_PARTS = {"weekdays": "monday to friday", "every weekday": "monday to friday"}
+_WEEK_PARTS["weekends"] = "saturday and sunday"
+_WEEK = re.compile(
+    r"\b(?:weekdays|every weekday|weekends)\b"
+    rf"|\b({_SHORT_DAY})\.?\s*(?:-|\u2013|to)\s*({_SHORT_DAY})\b\.?",
+    re.IGNORECASE,
+)
+
+
+def _week(m: re.Match[str]) -> str:
+    if m.group(1):
+        return f"{_SHORT_DAYS[m.group(1).casefold()]} to {_SHORT_DAYS[m.group(2).casefold()]}"
+    return _WEEK_PARTS[" ".join(m.group(0).casefold().split())]
+
+
 # A named day with a fixed date is that date: "Christmas Eve" is "24 December", "Bonfire
 # Night 2026" the full date "5 November 2026". Days whose date moves (Easter, Mother's Day,
 # the May Day bank holiday) or that are told differently (Twelfth Night, the 5th or the 6th
@@ -530,10 +581,15 @@ def _named_date(m: re.Match[str]) -> str:
 _FOLD_STEPS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
     (_SPACE, lambda m: " "),
     (_NAMED_DAY, _named_date),
+    (_WEEK, _week),
     (_SYMBOL, lambda m: _SYMBOL_WORDS[m.group(0)]),
+    (_PER_CENT, lambda m: "percent"),
     (_THOUSANDS, lambda m: ""),
     (_CARDINAL, _cardinal),
     (_COMPOUND, lambda m: str(int(_NUMBER_WORDS[m.group(1)]) + int(_NUMBER_WORDS[m.group(2)]))),
+    (_DOZENS, _dozens),
+    (_PENCE, _pence),
+    (_POUNDS_AND_PENCE, _pounds_and_pence),
     (_AND_A_BIT, lambda m: f"just over {m.group(1)}"),
     (_EXACTLY, lambda m: m.group(1) or ""),
 )
@@ -756,6 +812,13 @@ def _loose_clock(folded: str, phrases: Sequence[tuple[int, int, str]]) -> set[st
     return {f"clock?:{n}" for n in _NUMBER.findall(rest) if _CLOCK_NUMBER.fullmatch(n)}
 
 
+def _same_share(key: str, other: str) -> bool:
+    """Whether two share keys are within SHARE_TOLERANCE of each other."""
+    if not other.startswith("share:"):
+        return False
+    return abs(float(key[6:]) - float(other[6:])) <= SHARE_TOLERANCE
+
+
 def _same_time(key: str, other: str) -> bool:
     """Whether two keys, one of them a clock time, can be the same time (_clock)."""
     if not (key.startswith("time") or other.startswith("time")):
@@ -767,9 +830,45 @@ def _plain_words(folded: str) -> list[tuple[str, str]]:
     return [(w, _key(w)) for w in _WORD.findall(folded)]
 
 
+# A share of a group said in words ("a quarter of the members", "half of them", "one in
+# four adults", "9 out of 10") is one word whose key is its percentage ("share:25"), found
+# where the evidence gives that share in words or as a percentage, rounded to the nearest
+# whole percent ("a third of" in "33%"); a percentage in the evidence is found in the
+# share's words too. A percentage stays words of its own ("25", "percent").
+_SHARE_FRACTION = "|".join(k for k in sorted(_FRACTIONS, key=len, reverse=True))
+_RATIO_COUNT = r"\d+|" + "|".join(k for k, v in _NUMBER_WORDS.items() if 0 < int(v) <= 20)
+_SHARE = re.compile(
+    rf"\b(?:(?P<frac>{_SHARE_FRACTION}) of\b(?! an?\b)"
+    rf"|(?P<n>{_RATIO_COUNT}) (?:in|out of) (?P<d>{_RATIO_COUNT})\b)"
+)
+_PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) percent\b")
+SHARE_TOLERANCE = 0.5  # percentage points: "a third" (33.3%) is "33%", not "34%"
+
+
+def _share(m: re.Match[str]) -> str | None:
+    if m.group("frac"):
+        value = 100 * _fraction(m.group("frac"))
+    else:
+        n, d = _number(m.group("n")), _number(m.group("d"))
+        if not 0 < n <= d:
+            return None
+        value = 100 * n / d
+    return f"share:{_plain(value)}"
+
+
+def _share_words(folded: str, phrases: Sequence[tuple[int, int, str]]) -> set[str]:
+    """The keys a text's shares and percentages offer beyond their words: each percentage
+    as a share, and each share in words as its percentage's words."""
+    out = {f"share:{_plain(float(m.group(1)))}" for m in _PERCENT.finditer(folded)}
+    for _, _, key in phrases:
+        if key.startswith("share:"):
+            out |= {_plain(math.floor(float(key[6:]) + 0.5)), "percent"}
+    return out
+
+
 def _phrases(folded: str) -> list[tuple[int, int, str]]:
-    """(start, end, key) of each full date, clock time and quantity of a folded text, in
-    order."""
+    """(start, end, key) of each full date, clock time, quantity and share of a folded text,
+    in order."""
     spans = [(m.start(), m.end(), _date(m)) for m in _DATE.finditer(folded)]
     spans += [
         (m.start(), m.end(), _time(m))
@@ -787,7 +886,14 @@ def _phrases(folded: str) -> list[tuple[int, int, str]]:
             quantities[-1] = (last[0], m.end(), _sum(last[2], key))
         else:
             quantities.append((m.start(), m.end(), key))
-    return sorted(spans + quantities)
+    spans += quantities
+    spans += [
+        (m.start(), m.end(), key)
+        for m in _SHARE.finditer(folded)
+        if (key := _share(m)) is not None
+        and not any(m.start() < end and m.end() > start for start, end, _ in spans)
+    ]
+    return sorted(spans)
 
 
 def _words(text: str) -> list[tuple[str, str]]:
@@ -818,11 +924,12 @@ def _words_in(folded: str, phrases: Sequence[tuple[int, int, str]]) -> list[tupl
 # (align_quantities), and what answer recall matches by value.
 READINGS = (
     "imperial masses, tonnes, knots, areas; hedges such as 'a shade under' and 'and a bit'; "
-    "clock times; 'exactly'; fractions of a unit; named days"
+    "clock times; 'exactly'; fractions of a unit"
 )
 RECALL_READINGS = (
     "v3, imperial masses, tonnes, knots, areas, hedged temperatures, 'a shade under', "
-    "'and a bit', clock times, 'exactly', fractions of a unit, named days"
+    "'and a bit', clock times, 'exactly', fractions of a unit, named days, shares, dozens, "
+    "pence, weekdays"
 )
 
 
@@ -931,13 +1038,22 @@ def _hedge(word: str) -> str | None:
 
 
 def _known(evidence: Iterable[str]) -> set[str]:
-    """Every key the evidence offers: its words' and its quantities'."""
-    folded = _fold(" ".join(evidence))
+    """Every key the evidence offers: its words' and its quantities', and the words of its
+    named days and weeks as written ("weekday mornings" is found in "on weekdays")."""
+    text = " ".join(evidence)
+    folded = _fold(text)
+    named = {
+        _key(w)
+        for pattern in (_NAMED_DAY, _WEEK)
+        for m in pattern.finditer(text)
+        for w in _WORD.findall(m.group(0).casefold())
+    }
     dates = {d for m in _DATE.finditer(folded) if m.group("y4") for d in _numeric_dates(m)}
     prepared = _prepared(folded)
     phrases = _phrases(prepared)  # once: for the words and for the loose hours
     words = {key for _, key in _plain_words(folded)}
     words |= {key for _, key in _words_in(prepared, phrases)}
+    words |= named | _share_words(prepared, phrases)
     return words | dates | _loose_clock(prepared, phrases)
 
 
@@ -948,6 +1064,8 @@ def _found(word: str, key: str, known: set[str]) -> bool:
         return True  # values of two systems, rounded (IMPERIAL_TOLERANCE)
     if key.startswith("time"):  # "twenty to three" in "2.40 pm", not in "2.40 am"
         return key in known or any(_same_time(key, k) for k in known)
+    if key.startswith("share:") and any(_same_share(key, k) for k in known):
+        return True  # "a third of" in "33%"
     hedge = _hedge(word) if key.startswith(_QUANTITY_KEYS) else None
     if hedge is not None and any(_within(hedge, key, k) for k in known):
         return True  # "about 9 metres" in "9.2 m" (APPROX_TOLERANCE)
@@ -1297,6 +1415,7 @@ def key_terms(text: str) -> list[str]:
     ..."), which is no claim a passage could hold. A named day is its date ("Christmas Eve"
     gives "24" and "december")."""
     text = _NAMED_DAY.sub(lambda m: _named_date(m).title(), text)
+    text = _WEEK.sub(lambda m: _week(m).title().replace(" To ", " to "), text)
     starts = {m.start(1) for m in _SENTENCE_START.finditer(text)}
     markers = {m.start(1) for m in _LIST_NUMBER.finditer(text)}
     terms: list[str] = []
