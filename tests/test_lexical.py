@@ -451,6 +451,32 @@ def test_dozens_pence_and_per_cent_are_read_by_value(text: str, passage: str, fo
 @pytest.mark.parametrize(
     ("text", "passage", "found"),
     [
+        ("It costs £1.50.", "It costs 1.50 pounds.", True),
+        ("It costs $20.", "It costs 20 dollars.", True),
+        ("£5 million.", "A budget of 5 million pounds.", True),
+        ("A cap of 12.50 euros.", "A cap of twelve euros and fifty cents.", True),
+        ("From 2.50 euros.", "Prices from \u20ac2.50.", True),  # a price, not a time
+        ("It costs £1.20.", "It costs £1.50.", False),
+        ("It costs $3 billion.", "It costs $3.1 billion.", False),
+    ],
+)
+def test_a_price_is_one_word_found_by_value(text: str, passage: str, found: bool) -> None:
+    assert len([w for w in content_words(text) if w[:1] in "£$€" or "euros" in w]) == 1
+    assert (lexical_support(text, [passage])[0] == 1.0) == found
+
+
+def test_a_changed_price_is_missing_by_its_figure_not_its_pence() -> None:
+    passage = ["Entry is £1.50 a head for groups of 20 people."]
+    text = "Entry is £1.20 a head for groups of 20 people."
+    assert lexical_support(text, passage)[1] == ["£1.20"]
+    assert missing_key_terms(text, passage)[1] == ["1.20"]
+    # shown to the model as written
+    assert align_quantities("It costs 150p.", ["It costs £1.50."]) == "It costs 150p."
+
+
+@pytest.mark.parametrize(
+    ("text", "passage", "found"),
+    [
         ("Open Monday to Friday.", "Open on weekdays.", True),
         ("Open every weekday.", "Open Monday to Friday.", True),
         ("Closed at weekends.", "Closed on Saturdays and Sundays.", True),

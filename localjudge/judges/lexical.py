@@ -866,10 +866,55 @@ def _share_words(folded: str, phrases: Sequence[tuple[int, int, str]]) -> set[st
     return out
 
 
+# A price is one word whose key is its value and currency, however it is written: "£1.50",
+# "150p", "a pound fifty", "1.50 pounds" (in evidence), "$20", "20 dollars", "€7.50", "7.50
+# euros", "twelve euros and fifty cents" ("money:pounds:1.5"), so a changed price is one
+# word not found, not one figure of three. "20 pounds" in a claim stays a quantity (it may
+# be a weight), found in "£20" word by word.
+_CURRENCY = "pounds|dollars|euros"
+_DIGITS = rf"\d+(?:\.\d+)?(?:\s+(?P<scale>{'|'.join(_SCALES)}))?"  # after a sign: "£1.50"
+_AMOUNT = _DIGITS.replace(r"\d+(?:\.\d+)?", rf"(?:\d+(?:\.\d+)?|{_PENCE_COUNT})", 1)
+_MONEY = re.compile(
+    rf"(?<![\w.])(?:(?P<cur>{_CURRENCY})\s+(?P<v>{_DIGITS.replace('scale', 's1')})"
+    rf"|(?P<v2>{_AMOUNT.replace('scale', 's2')})\s+(?P<cur2>dollars|euros)"
+    rf"(?:\s+and\s+(?P<cents>{_PENCE_COUNT})(?:\s+(?:cents?|centimes?))?)?)(?!\w|\.\d)"
+)
+_POUNDS_AFTER = re.compile(rf"(?<![\w.])(?P<v>{_AMOUNT.replace('scale', 's1')}) pounds\b")
+_MONEY_SIGNS = {"pounds": "\u00a3", "dollars": "$", "euros": "\u20ac"}
+_PRICE = re.compile(rf"^[\u00a3$\u20ac]|\b(?:{_CURRENCY})\b")  # a price word (_money_word)
+
+
+def _money_key(currency: str, amount: str, scale: str | None) -> str:
+    value = _number(amount.split()[0]) * (_SCALES[scale] if scale else 1)
+    return f"money:{currency}:{_plain(value)}"
+
+
+def _money(m: re.Match[str]) -> str:
+    if m.group("cur"):
+        return _money_key(m.group("cur"), m.group("v"), m.group("s1"))
+    key = _money_key(m.group("cur2"), m.group("v2"), m.group("s2"))
+    if m.group("cents"):  # "12 euros and 50 cents"
+        currency, value = key.split(":")[1:]
+        return f"money:{currency}:{_plain(float(value) + _number(m.group('cents')) / 100)}"
+    return key
+
+
+def _money_word(key: str, written: str) -> str:
+    """A price as it is listed when not found: with its sign when it was written with one
+    ("£1.50", "$11225 million"), else as written ("20 dollars")."""
+    currency, _, amount = written.partition(" ")
+    return f"{_MONEY_SIGNS[currency]}{amount}" if currency in _MONEY_SIGNS else written
+
+
 def _phrases(folded: str) -> list[tuple[int, int, str]]:
-    """(start, end, key) of each full date, clock time, quantity and share of a folded text,
-    in order."""
-    spans = [(m.start(), m.end(), _date(m)) for m in _DATE.finditer(folded)]
+    """(start, end, key) of each price, full date, clock time, quantity and share of a
+    folded text, in order."""
+    spans = [(m.start(), m.end(), _money(m)) for m in _MONEY.finditer(folded)]
+    spans += [
+        (m.start(), m.end(), _date(m))
+        for m in _DATE.finditer(folded)
+        if not any(m.start() < end and m.end() > start for start, end, _ in spans)
+    ]
     spans += [
         (m.start(), m.end(), _time(m))
         for m in _TIME.finditer(folded)
@@ -914,7 +959,9 @@ def _words_in(folded: str, phrases: Sequence[tuple[int, int, str]]) -> list[tupl
         hedge = _HEDGE_BEFORE.search(folded, at, start) if _measure(key) else None
         start = hedge.start() if hedge else start  # "about 9 metres" is one word
         out += _plain_words(folded[at:start])
-        out.append((" ".join(folded[start:end].split()), key))
+        word = " ".join(folded[start:end].split())
+        word = _money_word(key, word) if key.startswith("money:") else word
+        out.append((word, key))
         at = end
     return out + _plain_words(folded[at:])
 
@@ -929,7 +976,7 @@ READINGS = (
 RECALL_READINGS = (
     "v3, imperial masses, tonnes, knots, areas, hedged temperatures, 'a shade under', "
     "'and a bit', clock times, 'exactly', fractions of a unit, named days, shares, dozens, "
-    "pence, weekdays"
+    "pence, weekdays, prices"
 )
 
 
@@ -1054,6 +1101,9 @@ def _known(evidence: Iterable[str]) -> set[str]:
     words = {key for _, key in _plain_words(folded)}
     words |= {key for _, key in _words_in(prepared, phrases)}
     words |= named | _share_words(prepared, phrases)
+    words |= {
+        _money_key("pounds", m.group("v"), m.group("s1")) for m in _POUNDS_AFTER.finditer(prepared)
+    }
     return words | dates | _loose_clock(prepared, phrases)
 
 
@@ -1062,6 +1112,9 @@ def _found(word: str, key: str, known: set[str]) -> bool:
     # were read as one ("a month" is found in "every month").
     if key.startswith(_QUANTITY_KEYS) and any(_near(key, k) for k in known):
         return True  # values of two systems, rounded (IMPERIAL_TOLERANCE)
+    if key.startswith("money:"):  # "£1.20" is not found in "£1.50" and "20 people"
+        _, currency, value = key.split(":")
+        return key in known or (value in known and _key(currency) in known)  # "2500 dollars"
     if key.startswith("time"):  # "twenty to three" in "2.40 pm", not in "2.40 am"
         return key in known or any(_same_time(key, k) for k in known)
     if key.startswith("share:") and any(_same_share(key, k) for k in known):
@@ -1085,6 +1138,9 @@ def _found(word: str, key: str, known: set[str]) -> bool:
 _ONE = {"a": "1", "an": "1"}
 
 
+_UNALIGNED = ("money:", "share:")  # matched by value, shown to the model as written
+
+
 @functools.lru_cache(maxsize=32)
 def _spans(text: str) -> tuple[tuple[int, int, str, str], ...]:
     """(start, end, key, folded words) of each quantity, full date and clock time of the
@@ -1092,7 +1148,7 @@ def _spans(text: str) -> tuple[tuple[int, int, str, str], ...]:
     passage, a passage of every statement); the characters' origins are only worked out for
     a text that has such a phrase."""
     folded = _prepared(text)
-    phrases = _phrases(folded)
+    phrases = [p for p in _phrases(folded) if not p[2].startswith(_UNALIGNED)]
     if not phrases:
         return ()
     origin = _read(text)[1]  # the same folded text, with each character's origin
@@ -1444,7 +1500,11 @@ def missing_key_terms(text: str, evidence: Iterable[str]) -> tuple[float | None,
     evidence = list(evidence)
     written = _numbers(" ".join(evidence))
     _, not_found = lexical_support(text, evidence)
-    unfound = {*not_found} | {n for w in not_found for n in (*_WORD.findall(w), *_numbers(w))}
+    unfound = {*not_found} | {
+        n
+        for w in not_found
+        for n in (*(() if _PRICE.search(w) else _WORD.findall(w)), *_numbers(w))
+    }  # a price not found ("£1.20") is missing by its figure, not its pence ("20 people")
 
     def missing(term: str) -> bool:
         if term in unfound:
