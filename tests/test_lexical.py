@@ -470,6 +470,7 @@ def test_a_changed_price_is_missing_by_its_figure_not_its_pence() -> None:
     text = "Entry is £1.20 a head for groups of 20 people."
     assert lexical_support(text, passage)[1] == ["£1.20"]
     assert missing_key_terms(text, passage)[1] == ["1.20"]
+    assert missing_key_terms("Hire is 80p a person.", ["Hire is 60p a person."])[1] == ["80"]
     # shown to the model as written
     assert align_quantities("It costs 150p.", ["It costs £1.50."]) == "It costs 150p."
 

@@ -1501,10 +1501,17 @@ def missing_key_terms(text: str, evidence: Iterable[str]) -> tuple[float | None,
     written = _numbers(" ".join(evidence))
     _, not_found = lexical_support(text, evidence)
     unfound = {*not_found} | {
+        n for w in not_found for n in (*_WORD.findall(w), *_numbers(w)) if not _PRICE.search(w)
+    }
+    # a price not found ("£1.20") is missing by its figure, or in pence ("120p"), not by its
+    # pence alone ("20 people")
+    unfound |= {
         n
         for w in not_found
-        for n in (*(() if _PRICE.search(w) else _WORD.findall(w)), *_numbers(w))
-    }  # a price not found ("£1.20") is missing by its figure, not its pence ("20 people")
+        if _PRICE.search(w)
+        for figure in _numbers(w)
+        for n in (figure, *([_plain(float(figure) * 100)] if "." in figure else []))
+    }
 
     def missing(term: str) -> bool:
         if term in unfound:
