@@ -431,3 +431,40 @@ def test_plain_split_set_is_well_formed() -> None:
         assert len(row["retrieved_context"]) in (2, 3), row["request_id"]
         counts[row["labels"]["groundedness"]].append(len(row["retrieved_context"]))
     assert sorted(counts["yes"]) == sorted(counts["no"])
+
+
+READINGS = DATA / "plain-readings"
+# The files of the other sets of one shape; plain-readings shares no request with them.
+ONE_SHAPE = (GUIDELINES, LISTS, POLAR, HIDING, CANNOT_SAY, CANNOT_SAY_2, KEYS, SUFF_KEYS, SPLIT)
+
+
+def test_plain_readings_set_is_well_formed() -> None:
+    """tests/data/plain-readings/: 16 rows for each of correctness, context_sufficiency and
+    groundedness, where a value is written as a fraction of a unit or a named day in one
+    place and in other units or as a date in the other. Each row is a valid_row with the id
+    readings-<judge>-NN in file order; each file has 8 yes and 8 no, with 4 rows of each
+    label on fractions and 4 on named days (`source` "plain-readings <label>-<category>");
+    no request is shared with the other sets, the other one-shape sets or another row."""
+    judges = ["context_sufficiency", "correctness", "groundedness"]
+    assert sorted(p.stem for p in READINGS.glob("*.jsonl")) == judges
+    others = {row["request"] for name in SETS for j in FIELDS for row in load(j, name)}
+    for path in ONE_SHAPE:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        others |= {json.loads(line)["request"] for line in lines}
+    for judge in judges:
+        lines = (READINGS / f"{judge}.jsonl").read_text(encoding="utf-8").splitlines()
+        rows = [json.loads(line) for line in lines]
+        assert len(rows) == 16, judge
+        counts = {(label, kind): 0 for label in ("yes", "no") for kind in ("fraction", "named-day")}
+        for i, row in enumerate(rows, start=1):
+            valid_row(i, row, f"readings-{judge}-{i:02d}", judge)
+            assert row["labels"] == {judge: row["labels"][judge]}, row["request_id"]
+            label = row["labels"][judge]
+            kind = row["source"].removeprefix(f"plain-readings {label}-")
+            assert (label, kind) in counts, row["request_id"]
+            counts[label, kind] += 1
+            assert row["request"] not in others, row["request_id"]
+            others.add(row["request"])
+        labels = [row["labels"][judge] for row in rows]
+        assert labels.count("yes") == 8 and labels.count("no") == 8, judge
+        assert set(counts.values()) == {4}, (judge, counts)
