@@ -405,6 +405,25 @@ def test_a_named_day_is_its_date(text: str, passage: str, found: bool) -> None:
     assert (missing_key_terms(text, [passage])[1] == []) == found
 
 
+@pytest.mark.parametrize(
+    ("text", "reference", "aligned"),
+    [
+        ("The fair is on Halloween.", "The fair is on 31 October.", "The fair is on 31 October."),
+        ("On Valentine's Day.", "Open on February 14th.", "On February 14th."),
+        ("On New Year's Eve 2026.", "On 31 December 2026.", "On 31 December 2026."),
+        ("It is on 26 December, early.", "It is on Boxing Day.", "It is on Boxing Day, early."),
+        ("On 26 December 2026.", "On Boxing Day 2026.", "On Boxing Day 2026."),
+        # another day, or the same words: left alone
+        ("It is on Christmas Eve.", "It is on 25 December.", "It is on Christmas Eve."),
+        ("It is on Halloween.", "It is on Halloween.", "It is on Halloween."),
+    ],
+)
+def test_a_named_day_is_shown_as_the_reference_writes_its_date(
+    text: str, reference: str, aligned: str
+) -> None:
+    assert align_quantities(text, [reference]) == aligned
+
+
 def test_a_named_day_whose_date_moves_is_words() -> None:
     assert content_words("The May Day bank holiday.") == ["may", "day", "bank", "holiday"]
     assert content_words("On Easter Monday.") == ["easter", "monday"]

@@ -1197,6 +1197,8 @@ def _spelt_alike(a: str, b: str) -> bool:
             if w in _ONE or w in _UNIT_WORDS or w not in STOPWORDS  # "m" is a unit here
         )
 
+    if bool(_NAMED_DAY.search(a)) != bool(_NAMED_DAY.search(b)):
+        return False  # "New Year's Eve 2026" is not spelt as "31 December 2026"
     return keys(a) == keys(b)
 
 
@@ -1205,9 +1207,51 @@ def _cased(form: str, written: str, first: bool) -> str:
     the reference's sentence is not carried into the middle of the text."""
     if written[:1].isupper() and form[:1].islower():
         return form[0].upper() + form[1:]
-    if not first and not written[:1].isupper() and form[:1].isupper() and form[1:2].islower():
+    lower = not first and not written[:1].isupper()
+    if lower and form[:1].isupper() and form[1:2].islower() and not _NAMED_DAY.match(form):
         return form[0].lower() + form[1:]
     return form
+
+
+# A named day is shown as its reference writes its date: "on Halloween" against "on 31
+# October" is asked as "on 31 October" (a full date with a year is a phrase above).
+def _day_month(day: int, month: int) -> re.Pattern[str]:
+    """The day of a month however it is written without a year: "31 October", "October
+    31st", "the 31st of October"."""
+    names = "|".join(n for n, i in _MONTHS.items() if i == month)
+    day_pattern = rf"0?{day}(?:st|nd|rd|th)?"
+    return re.compile(
+        rf"\b(?:the\s+)?{day_pattern}(?:\s+of)?\s+(?:{names})\b(?!\s*,?\s*\d)"
+        rf"|\b(?:{names})\.?\s+{day_pattern}\b(?!\s*,?\s*\d)",
+        re.IGNORECASE,
+    )
+
+
+def _named_days(text: str) -> list[tuple[re.Match[str], re.Pattern[str]]]:
+    """Each named day of a text without a year after it, with the pattern of its date."""
+    out = []
+    for m in _NAMED_DAY.finditer(text):
+        if not re.match(r"\s*,?\s*\d{4}\b", text[m.end() :]):  # else a full date
+            day, month = _named_date(m).split()
+            out.append((m, _day_month(int(day), _MONTHS[month])))
+    return out
+
+
+def _align_named_days(text: str, reference: Sequence[str]) -> str:
+    """A named day of `text` written as `reference` writes its date, and a date of `text`
+    as `reference` names its day ("26 December" -> "Boxing Day")."""
+    parts: list[str] = []
+    at = 0
+    for m, pattern in _named_days(text):
+        found = next((f for r in reference for f in [pattern.search(r)] if f), None)
+        if found is not None:
+            parts += [text[at : m.start()], found.group(0)]
+            at = m.end()
+    text = "".join(parts) + text[at:]
+    for r in reference:
+        for m, pattern in _named_days(r):
+            text = pattern.sub(m.group(0).replace("\\", "\\\\"), text)
+    return text
 
 
 def align_quantities(text: str, reference: Iterable[str]) -> str:
@@ -1219,7 +1263,9 @@ def align_quantities(text: str, reference: Iterable[str]) -> str:
     "nearly") goes with a value the reference holds as it is: "just under 70 feet" -> "21
     metres", not "just under 21 metres" ("about" stays: "about 9 metres"). A phrase that
     the reference also writes as the text does (up to spelling and order) is left as it
-    is, as is everything else."""
+    is, as is everything else. A named day is written as the reference writes its date
+    ("on Halloween" -> "on 31 October")."""
+    reference = list(reference)
     spans = _spans(text)
     forms = _forms(reference) if spans else {}
     parts: list[str] = []
@@ -1241,7 +1287,7 @@ def align_quantities(text: str, reference: Iterable[str]) -> str:
                 a = hedge.start() if hedge and side not in _AROUND else a
             parts += [text[at:a], _cased(written[0], text[a:b], a <= start)]
             at = b
-    return "".join(parts) + text[at:]
+    return _align_named_days("".join(parts) + text[at:], reference)
 
 
 # A list answer is shown in the order its reference names the items: the default model
