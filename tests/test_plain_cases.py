@@ -469,3 +469,42 @@ def test_plain_readings_set_is_well_formed() -> None:
         labels = [row["labels"][judge] for row in rows]
         assert labels.count("yes") == 8 and labels.count("no") == 8, judge
         assert set(counts.values()) == {4}, (judge, counts)
+
+
+READINGS_2 = DATA / "plain-readings-2"
+
+
+def test_plain_readings_2_set_is_well_formed() -> None:
+    """tests/data/plain-readings-2/: 18 rows for each of correctness, context_sufficiency
+    and groundedness, where a share ("one in five" / "20%"), a span of weekdays ("weekdays" /
+    "Monday to Friday") or a count in dozens or a price in pence ("two dozen" / "24",
+    "135p" / "£1.35") is written one way in one place and another way in the other. Each
+    row is a valid_row with the id readings2-<judge>-NN in file order; each file has 9 yes
+    and 9 no, with 3 rows of each label in each category (`source` "plain-readings-2
+    <label>-<category>"); no request is shared with the other sets, the other one-shape
+    sets, plain-readings or another row."""
+    judges = ["context_sufficiency", "correctness", "groundedness"]
+    kinds = ("share", "weekdays", "counts-and-pence")
+    assert sorted(p.stem for p in READINGS_2.glob("*.jsonl")) == judges
+    others = {row["request"] for name in SETS for j in FIELDS for row in load(j, name)}
+    for path in [*ONE_SHAPE, *READINGS.glob("*.jsonl")]:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        others |= {json.loads(line)["request"] for line in lines}
+    for judge in judges:
+        lines = (READINGS_2 / f"{judge}.jsonl").read_text(encoding="utf-8").splitlines()
+        rows = [json.loads(line) for line in lines]
+        assert len(rows) == 18, judge
+        counts = {(label, kind): 0 for label in ("yes", "no") for kind in kinds}
+        for i, row in enumerate(rows, start=1):
+            valid_row(i, row, f"readings2-{judge}-{i:02d}", judge)
+            assert row["labels"] == {judge: row["labels"][judge]}, row["request_id"]
+            label = row["labels"][judge]
+            assert row["source"].startswith(f"plain-readings-2 {label}-"), row["request_id"]
+            kind = row["source"].removeprefix(f"plain-readings-2 {label}-")
+            assert (label, kind) in counts, row["request_id"]
+            counts[label, kind] += 1
+            assert row["request"] not in others, row["request_id"]
+            others.add(row["request"])
+        labels = [row["labels"][judge] for row in rows]
+        assert labels.count("yes") == 9 and labels.count("no") == 9, judge
+        assert set(counts.values()) == {3}, (judge, counts)
