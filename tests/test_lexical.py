@@ -384,7 +384,7 @@ def test_fractions_of_a_unit_are_read_by_value(text: str, passage: str, found: b
 
 def test_a_fraction_word_without_a_unit_or_as_an_ordinal_is_a_word() -> None:
     assert content_words("A third day of rain.") == ["third", "day", "rain"]
-    assert content_words("Two thirds of the class.") == ["two thirds of", "class"]  # a share
+    assert content_words("Two thirds of the class.") == ["two thirds", "class"]  # a share
     assert lexical_support("It opens on the third of May.", ["It opens on 3 May."])[0] == 1.0
 
 
@@ -490,8 +490,26 @@ def test_a_changed_price_is_missing_by_its_figure_not_its_pence() -> None:
     assert lexical_support(text, passage)[1] == ["£1.20"]
     assert missing_key_terms(text, passage)[1] == ["1.20"]
     assert missing_key_terms("Hire is 80p a person.", ["Hire is 60p a person."])[1] == ["80"]
-    # shown to the model as written
-    assert align_quantities("It costs 150p.", ["It costs £1.50."]) == "It costs 150p."
+    # shown to the model as the reference writes it, when it writes it in figures
+    assert align_quantities("It costs 150p.", ["It costs £1.50."]) == "It costs £1.50."
+    assert align_quantities("It costs £1.35.", ["135p a cup."]) == "It costs 135p."
+    assert align_quantities("12.50 euros.", ["twelve euros and fifty cents"]) == "12.50 euros."
+
+
+@pytest.mark.parametrize(
+    ("text", "reference", "aligned"),
+    [
+        ("50% of them are juniors.", "Half of them are juniors.", "Half of them are juniors."),
+        ("About three quarters of us.", "About 75% of us.", "About 75% of us."),
+        ("Three in five of them passed.", "60% of them passed.", "60% of them passed."),
+        ("A third of pupils.", "33% of pupils.", "33% of pupils."),
+        ("A third of pupils.", "25% of pupils.", "A third of pupils."),  # another share
+    ],
+)
+def test_a_share_is_shown_as_the_reference_writes_it(
+    text: str, reference: str, aligned: str
+) -> None:
+    assert align_quantities(text, [reference]) == aligned
 
 
 @pytest.mark.parametrize(

@@ -814,7 +814,7 @@ def _loose_clock(folded: str, phrases: Sequence[tuple[int, int, str]]) -> set[st
 
 def _same_share(key: str, other: str) -> bool:
     """Whether two share keys are within SHARE_TOLERANCE of each other."""
-    if not other.startswith("share:"):
+    if not (key.startswith("share:") and other.startswith("share:")):
         return False
     return abs(float(key[6:]) - float(other[6:])) <= SHARE_TOLERANCE
 
@@ -838,7 +838,7 @@ def _plain_words(folded: str) -> list[tuple[str, str]]:
 _SHARE_FRACTION = "|".join(k for k in sorted(_FRACTIONS, key=len, reverse=True))
 _RATIO_COUNT = r"\d+|" + "|".join(k for k, v in _NUMBER_WORDS.items() if 0 < int(v) <= 20)
 _SHARE = re.compile(
-    rf"\b(?:(?P<frac>{_SHARE_FRACTION}) of\b(?! an?\b)"
+    rf"\b(?:(?P<frac>{_SHARE_FRACTION})(?= of\b)(?! of an?\b)"
     rf"|(?P<n>{_RATIO_COUNT}) (?:in|out of) (?P<d>{_RATIO_COUNT})\b)"
 )
 _PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) percent\b")
@@ -1138,17 +1138,20 @@ def _found(word: str, key: str, known: set[str]) -> bool:
 _ONE = {"a": "1", "an": "1"}
 
 
-_UNALIGNED = ("money:", "share:")  # matched by value, shown to the model as written
-
-
 @functools.lru_cache(maxsize=32)
 def _spans(text: str) -> tuple[tuple[int, int, str, str], ...]:
-    """(start, end, key, folded words) of each quantity, full date and clock time of the
-    text, with start and end in the text as written. Cached (a statement is asked of every
-    passage, a passage of every statement); the characters' origins are only worked out for
-    a text that has such a phrase."""
+    """(start, end, key, folded words) of each quantity, full date, clock time, price, share
+    and percentage ("share:25" for "25%", here only: a percentage is words of its own when
+    words are matched) of the text, with start and end in the text as written. Cached (a
+    statement is asked of every passage, a passage of every statement); the characters'
+    origins are only worked out for a text that has such a phrase."""
     folded = _prepared(text)
-    phrases = [p for p in _phrases(folded) if not p[2].startswith(_UNALIGNED)]
+    phrases = _phrases(folded)
+    phrases += [
+        (m.start(), m.end(), f"share:{_plain(float(m.group(1)))}")
+        for m in _PERCENT.finditer(folded)
+        if not any(m.start() < end and m.end() > start for start, end, _ in phrases)
+    ]
     if not phrases:
         return ()
     origin = _read(text)[1]  # the same folded text, with each character's origin
@@ -1197,8 +1200,9 @@ def _spelt_alike(a: str, b: str) -> bool:
             if w in _ONE or w in _UNIT_WORDS or w not in STOPWORDS  # "m" is a unit here
         )
 
-    if bool(_NAMED_DAY.search(a)) != bool(_NAMED_DAY.search(b)):
-        return False  # "New Year's Eve 2026" is not spelt as "31 December 2026"
+    for pattern in (_NAMED_DAY, _PENCE, _POUNDS_AND_PENCE):  # folded alike, spelt apart:
+        if bool(pattern.search(a.casefold())) != bool(pattern.search(b.casefold())):
+            return False  # "New Year's Eve 2026" and "31 December 2026", "135p" and "£1.35"
     return keys(a) == keys(b)
 
 
@@ -1273,8 +1277,13 @@ def align_quantities(text: str, reference: Iterable[str]) -> str:
     start = len(text) - len(text.lstrip())  # a phrase here begins the text
     for a, b, key, _ in spans:
         written = forms.get(key) or [
-            f for k, fs in forms.items() if _near(key, k) or _same_time(key, k) for f in fs
+            f
+            for k, fs in forms.items()
+            if _near(key, k) or _same_time(key, k) or _same_share(key, k)
+            for f in fs
         ]
+        if key.startswith("money:"):  # a price in words stays as it is ("twelve euros")
+            written = [f for f in written if any(c.isdigit() for c in f)]
         hedge = _HEDGE_BEFORE.search(text, at, a) if _measure(key) and not written else None
         if hedge is not None:  # "Just under 2 miles" -> "3 km": the hedge goes with it
             word = _hedge(hedge.group(0).casefold()) or ""
