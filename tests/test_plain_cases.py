@@ -508,3 +508,42 @@ def test_plain_readings_2_set_is_well_formed() -> None:
         labels = [row["labels"][judge] for row in rows]
         assert labels.count("yes") == 9 and labels.count("no") == 9, judge
         assert set(counts.values()) == {3}, (judge, counts)
+
+
+READINGS_3 = DATA / "plain-readings-3"
+
+
+def test_plain_readings_3_set_is_well_formed() -> None:
+    """tests/data/plain-readings-3/: 12 rows for each of correctness, context_sufficiency
+    and groundedness, where a share ("four out of five" / "80 per cent") or a price ("240p"
+    / "£2.40", "two pounds fifty" / "£2.50", "$12" / "12 dollars") is written one way in
+    one place and another way in the other. Each row is a valid_row with the id
+    readings3-<judge>-NN in file order; each file has 6 yes and 6 no, with 3 rows of each
+    label in each category (`source` "plain-readings-3 <label>-<category>"); no request is
+    shared with the other sets, the other one-shape sets, plain-readings, plain-readings-2
+    or another row."""
+    judges = ["context_sufficiency", "correctness", "groundedness"]
+    kinds = ("share", "price")
+    assert sorted(p.stem for p in READINGS_3.glob("*.jsonl")) == judges
+    others = {row["request"] for name in SETS for j in FIELDS for row in load(j, name)}
+    for path in [*ONE_SHAPE, *READINGS.glob("*.jsonl"), *READINGS_2.glob("*.jsonl")]:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        others |= {json.loads(line)["request"] for line in lines}
+    for judge in judges:
+        lines = (READINGS_3 / f"{judge}.jsonl").read_text(encoding="utf-8").splitlines()
+        rows = [json.loads(line) for line in lines]
+        assert len(rows) == 12, judge
+        counts = {(label, kind): 0 for label in ("yes", "no") for kind in kinds}
+        for i, row in enumerate(rows, start=1):
+            valid_row(i, row, f"readings3-{judge}-{i:02d}", judge)
+            assert row["labels"] == {judge: row["labels"][judge]}, row["request_id"]
+            label = row["labels"][judge]
+            assert row["source"].startswith(f"plain-readings-3 {label}-"), row["request_id"]
+            kind = row["source"].removeprefix(f"plain-readings-3 {label}-")
+            assert (label, kind) in counts, row["request_id"]
+            counts[label, kind] += 1
+            assert row["request"] not in others, row["request_id"]
+            others.add(row["request"])
+        labels = [row["labels"][judge] for row in rows]
+        assert labels.count("yes") == 6 and labels.count("no") == 6, judge
+        assert set(counts.values()) == {3}, (judge, counts)
