@@ -435,115 +435,58 @@ def test_plain_split_set_is_well_formed() -> None:
 
 
 READINGS = DATA / "plain-readings"
-# The files of the other sets of one shape; plain-readings shares no request with them.
-ONE_SHAPE = (GUIDELINES, LISTS, POLAR, HIDING, CANNOT_SAY, CANNOT_SAY_2, KEYS, SUFF_KEYS, SPLIT)
-
-
-def test_plain_readings_set_is_well_formed() -> None:
-    """tests/data/plain-readings/: 16 rows for each of correctness, context_sufficiency and
-    groundedness, where a value is written as a fraction of a unit or a named day in one
-    place and in other units or as a date in the other. Each row is a valid_row with the id
-    readings-<judge>-NN in file order; each file has 8 yes and 8 no, with 4 rows of each
-    label on fractions and 4 on named days (`source` "plain-readings <label>-<category>");
-    no request is shared with the other sets, the other one-shape sets or another row."""
-    judges = ["context_sufficiency", "correctness", "groundedness"]
-    assert sorted(p.stem for p in READINGS.glob("*.jsonl")) == judges
-    others = {row["request"] for name in SETS for j in FIELDS for row in load(j, name)}
-    for path in ONE_SHAPE:
-        lines = path.read_text(encoding="utf-8").splitlines()
-        others |= {json.loads(line)["request"] for line in lines}
-    for judge in judges:
-        lines = (READINGS / f"{judge}.jsonl").read_text(encoding="utf-8").splitlines()
-        rows = [json.loads(line) for line in lines]
-        assert len(rows) == 16, judge
-        counts = {(label, kind): 0 for label in ("yes", "no") for kind in ("fraction", "named-day")}
-        for i, row in enumerate(rows, start=1):
-            valid_row(i, row, f"readings-{judge}-{i:02d}", judge)
-            assert row["labels"] == {judge: row["labels"][judge]}, row["request_id"]
-            label = row["labels"][judge]
-            kind = row["source"].removeprefix(f"plain-readings {label}-")
-            assert (label, kind) in counts, row["request_id"]
-            counts[label, kind] += 1
-            assert row["request"] not in others, row["request_id"]
-            others.add(row["request"])
-        labels = [row["labels"][judge] for row in rows]
-        assert labels.count("yes") == 8 and labels.count("no") == 8, judge
-        assert set(counts.values()) == {4}, (judge, counts)
-
-
 READINGS_2 = DATA / "plain-readings-2"
-
-
-def test_plain_readings_2_set_is_well_formed() -> None:
-    """tests/data/plain-readings-2/: 18 rows for each of correctness, context_sufficiency
-    and groundedness, where a share ("one in five" / "20%"), a span of weekdays ("weekdays" /
-    "Monday to Friday") or a count in dozens or a price in pence ("two dozen" / "24",
-    "135p" / "£1.35") is written one way in one place and another way in the other. Each
-    row is a valid_row with the id readings2-<judge>-NN in file order; each file has 9 yes
-    and 9 no, with 3 rows of each label in each category (`source` "plain-readings-2
-    <label>-<category>"); no request is shared with the other sets, the other one-shape
-    sets, plain-readings or another row."""
-    judges = ["context_sufficiency", "correctness", "groundedness"]
-    kinds = ("share", "weekdays", "counts-and-pence")
-    assert sorted(p.stem for p in READINGS_2.glob("*.jsonl")) == judges
-    others = {row["request"] for name in SETS for j in FIELDS for row in load(j, name)}
-    for path in [*ONE_SHAPE, *READINGS.glob("*.jsonl")]:
-        lines = path.read_text(encoding="utf-8").splitlines()
-        others |= {json.loads(line)["request"] for line in lines}
-    for judge in judges:
-        lines = (READINGS_2 / f"{judge}.jsonl").read_text(encoding="utf-8").splitlines()
-        rows = [json.loads(line) for line in lines]
-        assert len(rows) == 18, judge
-        counts = {(label, kind): 0 for label in ("yes", "no") for kind in kinds}
-        for i, row in enumerate(rows, start=1):
-            valid_row(i, row, f"readings2-{judge}-{i:02d}", judge)
-            assert row["labels"] == {judge: row["labels"][judge]}, row["request_id"]
-            label = row["labels"][judge]
-            assert row["source"].startswith(f"plain-readings-2 {label}-"), row["request_id"]
-            kind = row["source"].removeprefix(f"plain-readings-2 {label}-")
-            assert (label, kind) in counts, row["request_id"]
-            counts[label, kind] += 1
-            assert row["request"] not in others, row["request_id"]
-            others.add(row["request"])
-        labels = [row["labels"][judge] for row in rows]
-        assert labels.count("yes") == 9 and labels.count("no") == 9, judge
-        assert set(counts.values()) == {3}, (judge, counts)
-
-
 READINGS_3 = DATA / "plain-readings-3"
+# The files of the other sets of one shape; the readings sets share no request with them.
+ONE_SHAPE = (GUIDELINES, LISTS, POLAR, HIDING, CANNOT_SAY, CANNOT_SAY_2, KEYS, SUFF_KEYS, SPLIT)
+# Each readings set: its folder, its id and source prefix, its rows per file, its
+# categories, and the readings sets written before it (no request shared with them).
+READINGS_SETS = {
+    "plain-readings": (READINGS, "readings", 16, ("fraction", "named-day"), ()),
+    "plain-readings-2": (
+        READINGS_2,
+        "readings2",
+        18,
+        ("share", "weekdays", "counts-and-pence"),
+        (READINGS,),
+    ),
+    "plain-readings-3": (READINGS_3, "readings3", 12, ("share", "price"), (READINGS, READINGS_2)),
+}
 
 
-def test_plain_readings_3_set_is_well_formed() -> None:
-    """tests/data/plain-readings-3/: 12 rows for each of correctness, context_sufficiency
-    and groundedness, where a share ("four out of five" / "80 per cent") or a price ("240p"
-    / "£2.40", "two pounds fifty" / "£2.50", "$12" / "12 dollars") is written one way in
-    one place and another way in the other. Each row is a valid_row with the id
-    readings3-<judge>-NN in file order; each file has 6 yes and 6 no, with 3 rows of each
-    label in each category (`source` "plain-readings-3 <label>-<category>"); no request is
-    shared with the other sets, the other one-shape sets, plain-readings, plain-readings-2
-    or another row."""
+@pytest.mark.parametrize("name", READINGS_SETS)
+def test_readings_set_is_well_formed(name: str) -> None:
+    """tests/data/plain-readings*/: sets where a value is written one way in one place and
+    another way in the other (plain-readings: a fraction of a unit or a named day;
+    plain-readings-2: a share, a span of weekdays, a count in dozens or a price in pence;
+    plain-readings-3: a share or a price). Each has one file for each of correctness,
+    context_sufficiency and groundedness; each row is a valid_row with the id
+    <prefix>-<judge>-NN in file order; each file has as many yes rows as no, with as many
+    rows of each label in each category (`source` "<set> <label>-<category>"); no request
+    is shared with the other sets, the other one-shape sets, the readings sets before it or
+    another row."""
+    folder, prefix, size, kinds, before = READINGS_SETS[name]
     judges = ["context_sufficiency", "correctness", "groundedness"]
-    kinds = ("share", "price")
-    assert sorted(p.stem for p in READINGS_3.glob("*.jsonl")) == judges
-    others = {row["request"] for name in SETS for j in FIELDS for row in load(j, name)}
-    for path in [*ONE_SHAPE, *READINGS.glob("*.jsonl"), *READINGS_2.glob("*.jsonl")]:
+    assert sorted(p.stem for p in folder.glob("*.jsonl")) == judges
+    others = {row["request"] for set_name in SETS for j in FIELDS for row in load(j, set_name)}
+    for path in [*ONE_SHAPE, *(f for earlier in before for f in earlier.glob("*.jsonl"))]:
         lines = path.read_text(encoding="utf-8").splitlines()
         others |= {json.loads(line)["request"] for line in lines}
     for judge in judges:
-        lines = (READINGS_3 / f"{judge}.jsonl").read_text(encoding="utf-8").splitlines()
+        lines = (folder / f"{judge}.jsonl").read_text(encoding="utf-8").splitlines()
         rows = [json.loads(line) for line in lines]
-        assert len(rows) == 12, judge
+        assert len(rows) == size, judge
         counts = {(label, kind): 0 for label in ("yes", "no") for kind in kinds}
         for i, row in enumerate(rows, start=1):
-            valid_row(i, row, f"readings3-{judge}-{i:02d}", judge)
+            valid_row(i, row, f"{prefix}-{judge}-{i:02d}", judge)
             assert row["labels"] == {judge: row["labels"][judge]}, row["request_id"]
             label = row["labels"][judge]
-            assert row["source"].startswith(f"plain-readings-3 {label}-"), row["request_id"]
-            kind = row["source"].removeprefix(f"plain-readings-3 {label}-")
+            assert row["source"].startswith(f"{name} {label}-"), row["request_id"]
+            kind = row["source"].removeprefix(f"{name} {label}-")
             assert (label, kind) in counts, row["request_id"]
             counts[label, kind] += 1
             assert row["request"] not in others, row["request_id"]
             others.add(row["request"])
         labels = [row["labels"][judge] for row in rows]
-        assert labels.count("yes") == 6 and labels.count("no") == 6, judge
-        assert set(counts.values()) == {3}, (judge, counts)
+        assert labels.count("yes") == labels.count("no") == size // 2, judge
+        assert set(counts.values()) == {size // 2 // len(kinds)}, (judge, counts)
