@@ -531,6 +531,11 @@ def test_weekdays_and_weekends_are_their_days(text: str, passage: str, found: bo
 def test_one_weekend_and_words_like_day_names_are_words() -> None:
     assert content_words("See you at the weekend.") == ["see", "weekend"]
     assert content_words("The cat sat on the mat.") == ["cat", "sat", "mat"]
+    # a range of days ends where it ends: the next sentence's first word is no name
+    assert key_terms("Open Mon-Fri. Closed Sundays.") == ["monday", "friday", "sundays"]
+    # "5 in 10 minutes" is no share
+    assert "one in four" in content_words("One in four adults.")
+    assert content_words("Done 5 in 10 minutes.") == ["done", "5", "10 minutes"]
 
 
 @pytest.mark.parametrize(

@@ -492,7 +492,7 @@ _WEEK_PARTS = {"weekdays": "monday to friday", "every weekday": "monday to frida
 _WEEK_PARTS["weekends"] = "saturday and sunday"
 _WEEK = re.compile(
     r"\b(?:weekdays|every weekday|weekends)\b"
-    rf"|\b({_SHORT_DAY})\.?\s*(?:-|\u2013|to)\s*({_SHORT_DAY})\b\.?",
+    rf"|\b({_SHORT_DAY})\.?\s*(?:-|\u2013|to)\s*({_SHORT_DAY})\b",
     re.IGNORECASE,
 )
 
@@ -839,7 +839,7 @@ _SHARE_FRACTION = "|".join(k for k in sorted(_FRACTIONS, key=len, reverse=True))
 _RATIO_COUNT = r"\d+|" + "|".join(k for k, v in _NUMBER_WORDS.items() if 0 < int(v) <= 20)
 _SHARE = re.compile(
     rf"\b(?:(?P<frac>{_SHARE_FRACTION})(?= of\b)(?! of an?\b)"
-    rf"|(?P<n>{_RATIO_COUNT}) (?:in|out of) (?P<d>{_RATIO_COUNT})\b)"
+    rf"|(?P<n>{_RATIO_COUNT}) (?:in|out of) (?P<d>{_RATIO_COUNT})\b(?![\s-]*{_UNIT_WORD}\b))"
 )
 _PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) percent\b")
 SHARE_TOLERANCE = 0.5  # percentage points: "a third" (33.3%) is "33%", not "34%"
@@ -971,7 +971,7 @@ def _words_in(folded: str, phrases: Sequence[tuple[int, int, str]]) -> list[tupl
 # (align_quantities), and what answer recall matches by value.
 READINGS = (
     "imperial masses, tonnes, knots, areas; hedges such as 'a shade under' and 'and a bit'; "
-    "clock times; 'exactly'; fractions of a unit"
+    "clock times; 'exactly'; fractions of a unit; named days; shares and prices in figures"
 )
 RECALL_READINGS = (
     "v3, imperial masses, tonnes, knots, areas, hedged temperatures, 'a shade under', "
