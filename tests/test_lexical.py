@@ -519,8 +519,11 @@ def test_a_share_is_shown_as_the_reference_writes_it(
         ("Open every weekday.", "Open Monday to Friday.", True),
         ("Closed at weekends.", "Closed on Saturdays and Sundays.", True),
         ("Open Mon-Fri.", "Open Monday to Friday.", True),
+        ("Trades Monday to Saturday.", "Trades every day except Sunday.", True),
+        ("Open daily apart from Mondays.", "Open Tuesday to Sunday.", True),
         ("Open weekdays.", "Open Monday to Saturday.", False),
         ("Open Mon to Sat.", "Open Monday to Friday.", False),
+        ("Open Monday to Sunday.", "Open every day of the week but Monday.", False),
     ],
 )
 def test_weekdays_and_weekends_are_their_days(text: str, passage: str, found: bool) -> None:
@@ -535,6 +538,7 @@ def test_one_weekend_and_words_like_day_names_are_words() -> None:
     assert key_terms("Open Mon-Fri. Closed Sundays.") == ["monday", "friday", "sundays"]
     # "5 in 10 minutes" is no share
     assert "one in four" in content_words("One in four adults.")
+    assert lexical_support("One in every four adults.", ["25% of adults."])[0] == 1.0
     assert content_words("Done 5 in 10 minutes.") == ["done", "5", "10 minutes"]
 
 

@@ -457,7 +457,8 @@ _EXACTLY = re.compile(
 # "per cent" is "percent" (as "%" is); "half a dozen" is "6" and "two dozen" "24" ("a
 # dozen" is already 12); a price in pence is in pounds ("150p" and "a pound fifty" are
 # "£1.50", "75 pence" is "£0.75"); "weekdays" and "every weekday" are "monday to friday",
-# "weekends" "saturday and sunday", and a range of days in short ("mon-fri") is spelt out.
+# "weekends" "saturday and sunday", and a range of days in short ("mon-fri") is spelt out;
+# "every day except Sunday" is "monday to saturday".
 # A singular weekend ("at the weekend", "this weekend") is one weekend, not its days.
 _PER_CENT = re.compile(r"\bper[\s-]cent\b")
 _DOZENS = re.compile(rf"\b(?:(half) an?|({_COUNT})) dozen\b")
@@ -490,16 +491,25 @@ _SHORT_DAYS.update({d[:3]: d for d in _DAY_NAMES})
 _SHORT_DAY = "|".join(sorted(_SHORT_DAYS, key=len, reverse=True))
 _WEEK_PARTS = {"weekdays": "monday to friday", "every weekday": "monday to friday"}
 _WEEK_PARTS["weekends"] = "saturday and sunday"
+# Every day but one is the other six, from the day after it: "every day except Sunday" is
+# "monday to saturday", "daily apart from Mondays" "tuesday to sunday".
+_DAY_NAME = "|".join(_DAY_NAMES)
 _WEEK = re.compile(
     r"\b(?:weekdays|every weekday|weekends)\b"
-    rf"|\b({_SHORT_DAY})\.?\s*(?:-|\u2013|to)\s*({_SHORT_DAY})\b",
+    rf"|\b(?P<first>{_SHORT_DAY})\.?\s*(?:-|\u2013|to)\s*(?P<last>{_SHORT_DAY})\b"
+    r"|\b(?:every day(?: of the week)?|daily),? (?:except|apart from|but|bar)"
+    rf"(?: on)? (?:a )?(?P<but>{_DAY_NAME})s?\b",
     re.IGNORECASE,
 )
 
 
 def _week(m: re.Match[str]) -> str:
-    if m.group(1):
-        return f"{_SHORT_DAYS[m.group(1).casefold()]} to {_SHORT_DAYS[m.group(2).casefold()]}"
+    if m.group("first"):
+        first, last = m.group("first").casefold(), m.group("last").casefold()
+        return f"{_SHORT_DAYS[first]} to {_SHORT_DAYS[last]}"
+    if m.group("but"):
+        i = _DAY_NAMES.index(m.group("but").casefold())
+        return f"{_DAY_NAMES[(i + 1) % 7]} to {_DAY_NAMES[(i - 1) % 7]}"
     return _WEEK_PARTS[" ".join(m.group(0).casefold().split())]
 
 
@@ -831,15 +841,17 @@ def _plain_words(folded: str) -> list[tuple[str, str]]:
 
 
 # A share of a group said in words ("a quarter of the members", "half of them", "one in
-# four adults", "9 out of 10") is one word whose key is its percentage ("share:25"), found
-# where the evidence gives that share in words or as a percentage, rounded to the nearest
-# whole percent ("a third of" in "33%"); a percentage in the evidence is found in the
-# share's words too. A percentage stays words of its own ("25", "percent").
+# four adults", "one in every four", "9 out of 10") is one word whose key is its percentage
+# ("share:25"), found where the evidence gives that share in words or as a percentage,
+# rounded to the nearest whole percent ("a third of" in "33%"); a percentage in the
+# evidence is found in the share's words too. A percentage stays words of its own ("25",
+# "percent").
 _SHARE_FRACTION = "|".join(k for k in sorted(_FRACTIONS, key=len, reverse=True))
 _RATIO_COUNT = r"\d+|" + "|".join(k for k, v in _NUMBER_WORDS.items() if 0 < int(v) <= 20)
 _SHARE = re.compile(
     rf"\b(?:(?P<frac>{_SHARE_FRACTION})(?= of\b)(?! of an?\b)"
-    rf"|(?P<n>{_RATIO_COUNT}) (?:in|out of) (?P<d>{_RATIO_COUNT})\b(?![\s-]*{_UNIT_WORD}\b))"
+    rf"|(?P<n>{_RATIO_COUNT}) (?:in|out of)(?: every)? (?P<d>{_RATIO_COUNT})\b"
+    rf"(?![\s-]*{_UNIT_WORD}\b))"
 )
 _PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) percent\b")
 SHARE_TOLERANCE = 0.5  # percentage points: "a third" (33.3%) is "33%", not "34%"
@@ -1093,6 +1105,7 @@ def _known(evidence: Iterable[str]) -> set[str]:
         _key(w)
         for pattern in (_NAMED_DAY, _WEEK)
         for m in pattern.finditer(text)
+        if pattern is _NAMED_DAY or not m.group("but")  # not the day "every day but" skips
         for w in _WORD.findall(m.group(0).casefold())
     }
     dates = {d for m in _DATE.finditer(folded) if m.group("y4") for d in _numeric_dates(m)}
