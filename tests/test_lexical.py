@@ -540,6 +540,9 @@ def test_one_weekend_and_words_like_day_names_are_words() -> None:
     assert "one in four" in content_words("One in four adults.")
     assert lexical_support("One in every four adults.", ["25% of adults."])[0] == 1.0
     assert content_words("Done 5 in 10 minutes.") == ["done", "5", "10 minutes"]
+    # "but" after a comma starts a clause, not a day left out
+    assert "sunday" in content_words("Open every day, but Sunday hours are short.")
+    assert "sunday" not in content_words("Open every day, except Sunday.")
 
 
 @pytest.mark.parametrize(

@@ -497,7 +497,7 @@ _DAY_NAME = "|".join(_DAY_NAMES)
 _WEEK = re.compile(
     r"\b(?:weekdays|every weekday|weekends)\b"
     rf"|\b(?P<first>{_SHORT_DAY})\.?\s*(?:-|\u2013|to)\s*(?P<last>{_SHORT_DAY})\b"
-    r"|\b(?:every day(?: of the week)?|daily),? (?:except|apart from|but|bar)"
+    r"|\b(?:every day(?: of the week)?|daily)(?:,? (?:except|apart from)| but| bar)"
     rf"(?: on)? (?:a )?(?P<but>{_DAY_NAME})s?\b",
     re.IGNORECASE,
 )
