@@ -1096,10 +1096,16 @@ def _hedge(word: str) -> str | None:
     return " ".join(m.group(0).split()) if m else None
 
 
-def _known(evidence: Iterable[str]) -> set[str]:
+def _known(evidence: Iterable[str]) -> frozenset[str]:
     """Every key the evidence offers: its words' and its quantities', and the words of its
     named days and weeks as written ("weekday mornings" is found in "on weekdays")."""
-    text = " ".join(evidence)
+    return _known_in(" ".join(evidence))
+
+
+@functools.lru_cache(maxsize=32)
+def _known_in(text: str) -> frozenset[str]:
+    """_known of the evidence joined into one text. Cached: every statement of a response
+    is looked up in the same passages."""
     folded = _fold(text)
     named = {
         _key(w)
@@ -1109,7 +1115,7 @@ def _known(evidence: Iterable[str]) -> set[str]:
         for w in _WORD.findall(m.group(0).casefold())
     }
     dates = {d for m in _DATE.finditer(folded) if m.group("y4") for d in _numeric_dates(m)}
-    prepared = _prepared(folded)
+    prepared = _DAY_WORD.sub(_day_digits, folded)  # _prepared(text), folded once
     phrases = _phrases(prepared)  # once: for the words and for the loose hours
     words = {key for _, key in _plain_words(folded)}
     words |= {key for _, key in _words_in(prepared, phrases)}
@@ -1117,10 +1123,10 @@ def _known(evidence: Iterable[str]) -> set[str]:
     words |= {
         _money_key("pounds", m.group("v"), m.group("s1")) for m in _POUNDS_AFTER.finditer(prepared)
     }
-    return words | dates | _loose_clock(prepared, phrases)
+    return frozenset(words | dates | _loose_clock(prepared, phrases))
 
 
-def _found(word: str, key: str, known: set[str]) -> bool:
+def _found(word: str, key: str, known: AbstractSet[str]) -> bool:
     # A quantity or date is also found when each of its content words is, as before they
     # were read as one ("a month" is found in "every month").
     if key.startswith(_QUANTITY_KEYS) and any(_near(key, k) for k in known):
