@@ -268,10 +268,37 @@ def test_correctness_weighs_the_model_with_the_expected_answers_recall(
     assert req.prompt.user[-1].text == f"Question: {CORRECTNESS_Q}\n"
     assert row[f"{prefix}/p_same"] == pytest.approx(0.6)
     assert row[f"{prefix}/answer_recall"] == pytest.approx(recall)
-    p = CORRECTNESS_MODEL({"same": logit(0.6), "answer_recall": recall})
+    assert row[f"{prefix}/between_answers"] == 0.0
+    p = CORRECTNESS_MODEL({"same": logit(0.6), "answer_recall": recall, "between_answers": 0.0})
     assert row[f"{prefix}/rating"] == ("yes" if p >= 0.5 else "no")
     assert row[f"{prefix}/probability"] == pytest.approx(max(p, 1 - p))
     assert CORRECTNESS_MODEL.weights["same"] > 0 and CORRECTNESS_MODEL.weights["answer_recall"] > 0
+
+
+@pytest.mark.parametrize(
+    ("response", "expected", "hedges"),
+    [
+        ("It's either Leeds or York, I can't say which.", "York.", True),
+        ("Leeds, or possibly York.", "York", True),
+        ("York, I think, though it might be Leeds.", "York", True),  # leans to the right one
+        ("Is it Leeds or York? One of the two.", "York", True),
+        ("York, I'm fairly sure.", "York", False),  # one answer, hedged: it commits
+        ("It's York, not Leeds.", "York", False),  # the other one ruled out
+        ("It isn't in either Leeds or York; it's in Hull.", "Hull", False),
+        ("Either Leeds or York will do.", "Leeds or York.", False),  # the expected offers both
+    ],
+)
+def test_correctness_rates_a_hedge_between_answers_incorrect(
+    response: str, expected: str, hedges: bool
+) -> None:
+    """A response that hedges between answers is incorrect whichever it leans to, however
+    sure the model is that it gives the same answer (between_answers, a rule)."""
+    prefix = "response/llm_judged/correctness"
+    opts = JudgeOptions(rationale=False, thresholds={"correctness": 0.5})
+    record = replace(FULL, response=response, expected_response=expected)
+    row, _ = run_one(["correctness"], record, [("yes", 0.9)], opts)
+    assert row[f"{prefix}/between_answers"] == (1.0 if hedges else 0.0)
+    assert row[f"{prefix}/rating"] == ("no" if hedges else "yes")
 
 
 @pytest.mark.parametrize(

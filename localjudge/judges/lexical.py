@@ -1521,6 +1521,54 @@ def best_answer_recall(expected: str, evidence: Iterable[str]) -> tuple[float | 
     return max(known, key=lambda r: r[0] or 0.0)
 
 
+# A response that offers two or more answers and does not commit to one ("It's either
+# Toronto or Ottawa.", "Frankfurt, or possibly Munich.", "Probably Mercury, though it might
+# be Venus.", "Maybe the liver. Or is it the skin?"): the doubt is between answers, not
+# about one answer ("Cabbage, I'm fairly sure." commits). "Either ... or" hedges where it
+# starts a sentence or follows "it's" or "I think"; after a verb it offers a choice ("bend
+# your knees and either drag your toe or ...") and after a negation it rules both out.
+_EITHER_AFTER = (  # "either" where it hedges: a sentence's start, "it's (in)", "I think"
+    r"(?:^|[.!?;:]\s+|\b(?:it|that|this|they|he|she)(?:['\u2019]s|['\u2019]re| is| are| was| were)"
+    r"\s+(?:(?:in|at|on|from|by)\s+)?|\b(?:maybe|probably|perhaps|think|believe|guess)\s+)"
+)
+_WHICH = (  # "... which": "not sure which", "couldn't tell you which"
+    r"(?:not sure|unsure|can['\u2019]t remember|cannot remember|don['\u2019]t know|"
+    r"couldn['\u2019]t (?:tell you|say))"
+)
+_BETWEEN = re.compile(
+    rf"{_EITHER_AFTER}either\b[^.?!;]{{0,80}}?\bor\b"
+    r"|\bor\s+(?:maybe|possibly|perhaps|probably|else|is it|was it|could it be|might it be|"
+    r"it could be|it might be|it may be)\b"
+    r"|\b(?:though|but|although)\s+(?:it|that|they)\s+(?:might|may|could)\s+(?:also\s+)?be\s+"
+    r"(?=(?-i:[A-Z0-9])|the\b|an?\b)"
+    r"|\bcould be\b[^.?!;]{1,40}?,\s*(?:or\s+)?(?:it\s+)?could be\b"
+    r"|\bone or the other\b|\bone of (?:those|these|the) (?:two|three)\b|\bcould be either\b"
+    rf"|\b{_WHICH} which\b|\bis also a possibility\b|\btorn between\b"
+    r"|\bmix (?:them|those|these|the two) up\b",
+    re.IGNORECASE,
+)
+# Words of such a hedge that name no answer.
+_HEDGE_WORDS = frozenset(
+    {
+        *("either", "maybe", "possibly", "perhaps", "probably", "could", "might", "may"),
+        *("one", "two", "three", "else", "think", "sure", "certain", "honestly", "guess"),
+        *("remember", "tell", "say", "know", "mix", "torn", "possibility", "also", "which"),
+    }
+)
+
+
+def between_answers(response: str, expected: str) -> bool:
+    """Whether `response` hedges between answers (_BETWEEN) and names one the expected
+    answer does not: a content word not in the expected answer that is no word of the
+    hedge itself (a choice the request offers counts: "Is it Leeds or York?" answered
+    "Either Leeds or York."). An expected answer that offers a choice itself (" or ")
+    accepts a response that does."""
+    if _BETWEEN.search(response) is None or re.search(r"\bor\b", expected, re.IGNORECASE):
+        return False
+    _, missing = lexical_support(response, [expected])
+    return any(w not in _HEDGE_WORDS for w in missing)
+
+
 # Key terms: the words whose change turns a faithful claim into a false one while leaving
 # nearly every other word in place (SummEdits' entity and number edits, a changed date or
 # name). Numbers are runs of digits ("1,200" and "1200" are one number); names are words

@@ -33,7 +33,11 @@ correctness asks "Does the response give the same answer as the expected respons
 these or other words?" and weighs the model's P(yes) with the share of the expected
 answer's words found in the response (quantities matched by value: "an hour and a half"
 is "90 minutes"; the best of the answers it accepts, " / " between them), by a logistic
-model fitted across EVOUNA's NQ and TQ halves and plain cases (docs/agreement.md).
+model fitted across EVOUNA's NQ and TQ halves and plain cases (docs/agreement.md), with one
+rule that needs no model: a response that hedges between answers and names one the
+expected answer does not ("It's either Toronto or Ottawa.", "Frankfurt, or possibly
+Munich.") is incorrect, whichever it leans to (`between_answers`; the model reads the
+right name in it as the same answer).
 
 relevance_to_query asks three questions on the same prefix (request, response): "Does the
 response answer the request?" (with the model's rationale), "Does the response give what
@@ -106,6 +110,7 @@ from localjudge.judges.lexical import (
     RECALL_READINGS,
     answer_word,
     best_answer_recall,
+    between_answers,
     lexical_support,
     listed,
     missing_key_terms,
@@ -638,10 +643,26 @@ def expected_recall(record: Record) -> dict[str, float]:
     return {"answer_recall": 1.0 if recall is None else recall}
 
 
+def correctness_signals(record: Record) -> dict[str, float]:
+    """expected_recall, and {"between_answers": 1.0} if the response hedges between
+    answers and names one the expected answer does not (lexical.between_answers), else
+    0.0."""
+    hedges = between_answers(record.response or "", record.expected_text() or "")
+    return {**expected_recall(record), "between_answers": 1.0 if hedges else 0.0}
+
+
 # P(correct) from the model's P(yes) and the expected answer's recall in the response,
 # fitted by scripts/experiments/response_signals.py on the default model across EVOUNA's
 # NQ and TQ halves and the plain cases, chosen leaving one source out (docs/agreement.md).
-CORRECTNESS_MODEL = Logistic(intercept=-1.9158, weights={"same": 1.4301, "answer_recall": 2.4549})
+# Weight of `between_answers` in CORRECTNESS_MODEL: a rule, not fitted (no EVOUNA row
+# hedges between answers, and every plain row that does is incorrect, so a fit has no
+# finite weight), large enough that the rule decides unless the model is all but certain
+# (P(same) above about 0.98 with every expected word found).
+BETWEEN_WEIGHT = -6.0
+CORRECTNESS_MODEL = Logistic(
+    intercept=-1.9158,
+    weights={"same": 1.4301, "answer_recall": 2.4549, "between_answers": BETWEEN_WEIGHT},
+)
 
 correctness = CombinedJudge(
     name="correctness",
@@ -661,13 +682,19 @@ correctness = CombinedJudge(
     },
     first="same",
     model=CORRECTNESS_MODEL,
-    wording={"same": "gives the same answer", "answer_recall": "expected words found"},
+    wording={
+        "same": "gives the same answer",
+        "answer_recall": "expected words found",
+        "between_answers": "hedges between answers",
+    },
     verdicts=("correct", "incorrect"),
-    signals=expected_recall,
+    signals=correctness_signals,
     signal_texts={
         "answer_recall": "share of the expected answer's content words found in the "
         f"response (judges/lexical.py best_answer_recall; {RECALL_READINGS}); 1.0 for a "
-        "yes/no answer"
+        "yes/no answer",
+        "between_answers": "1 if the response hedges between answers and names one the "
+        "expected answer does not (judges/lexical.py between_answers), else 0",
     },
 )
 

@@ -29,7 +29,11 @@ import plain_sources as ps  # noqa: E402
 from groundedness_together import set_path  # noqa: E402
 
 from localjudge.judges.lexical import missing_key_terms  # noqa: E402
-from localjudge.judges.response import CORRECTNESS_MODEL, expected_recall  # noqa: E402
+from localjudge.judges.response import (  # noqa: E402
+    CORRECTNESS_MODEL,
+    correctness_signals,
+    expected_recall,
+)
 from localjudge.judges.support import logit  # noqa: E402
 from localjudge.records import validate_row  # noqa: E402
 
@@ -60,12 +64,19 @@ for uid, u in units.items():
             "answer_recall": recall,
             "key_recall": key_recall,
             "both_recall": max(recall, key_recall),
+            "between_answers": correctness_signals(record)["between_answers"],
         }
     )
 gs.LINEAR.update(answer_recall=1.0, key_recall=1.0, both_recall=1.0)
 score = np.array(
     [
-        CORRECTNESS_MODEL({"same": logit(u["same"]), "answer_recall": u["answer_recall"]})
+        CORRECTNESS_MODEL(
+            {
+                "same": logit(u["same"]),
+                "answer_recall": u["answer_recall"],
+                "between_answers": u["between_answers"],
+            }
+        )
         for u in out
     ]
 )

@@ -195,13 +195,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     units = [json.loads(x) for x in args.units.read_text().splitlines() if x]
     model: Logistic = SHIPPED_ROW_MODELS[args.shipped]
     feats = args.features.split("+")
-    names = list(model.weights)
+    # The fitted weights take the features in order; a rule's weight after them
+    # (correctness's between_answers) takes its value from the units when they carry it.
+    names = list(model.weights)[: len(feats)]
+    rules = list(model.weights)[len(feats) :]
     score = np.array(
         [
             model(
                 {
-                    n: u[f] if f in gs.LINEAR else logit(u[f])
-                    for n, f in zip(names, feats, strict=True)
+                    **{
+                        n: u[f] if f in gs.LINEAR else logit(u[f])
+                        for n, f in zip(names, feats, strict=True)
+                    },
+                    **{n: float(u.get(n, 0.0)) for n in rules},
                 }
             )
             for u in units

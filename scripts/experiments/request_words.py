@@ -27,7 +27,11 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from localjudge.judges import lexical as lx  # noqa: E402
-from localjudge.judges.response import CORRECTNESS_MODEL, expected_recall  # noqa: E402
+from localjudge.judges.response import (  # noqa: E402
+    CORRECTNESS_MODEL,
+    correctness_signals,
+    expected_recall,
+)
 from localjudge.judges.support import logit  # noqa: E402
 from localjudge.models.catalogue import default_model_id, load_catalogue  # noqa: E402
 from localjudge.records import Record, validate_row  # noqa: E402
@@ -79,8 +83,11 @@ def main(paths: list[str]) -> int:
                 "shipped": expected_recall(record)["answer_recall"],
                 "variant": variant(record),
             }
+            between = correctness_signals(record)["between_answers"]
             ps = {
-                k: CORRECTNESS_MODEL({"same": logit(u["shipped"]), "answer_recall": r})
+                k: CORRECTNESS_MODEL(
+                    {"same": logit(u["shipped"]), "answer_recall": r, "between_answers": between}
+                )
                 for k, r in recalls.items()
             }
             for k, p in ps.items():
