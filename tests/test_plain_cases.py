@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -439,18 +439,41 @@ READINGS_2 = DATA / "plain-readings-2"
 READINGS_3 = DATA / "plain-readings-3"
 # The files of the other sets of one shape; the readings sets share no request with them.
 ONE_SHAPE = (GUIDELINES, LISTS, POLAR, HIDING, CANNOT_SAY, CANNOT_SAY_2, KEYS, SUFF_KEYS, SPLIT)
-# Each readings set: its folder, its id and source prefix, its rows per file, its
-# categories, and the readings sets written before it (no request shared with them).
+
+
+class Readings(NamedTuple):
+    """A readings set (or another set checked the same way): its folder, its id and source
+    prefix, its rows per file, its categories, the readings sets written before it (no
+    request shared with them) and its judges, one file each."""
+
+    folder: Path
+    prefix: str
+    size: int
+    kinds: tuple[str, ...]
+    before: tuple[Path, ...]
+    judges: tuple[str, ...] = ("context_sufficiency", "correctness", "groundedness")
+
+
 READINGS_SETS = {
-    "plain-readings": (READINGS, "readings", 16, ("fraction", "named-day"), ()),
-    "plain-readings-2": (
+    "plain-readings": Readings(READINGS, "readings", 16, ("fraction", "named-day"), ()),
+    "plain-readings-2": Readings(
         READINGS_2,
         "readings2",
         18,
         ("share", "weekdays", "counts-and-pence"),
         (READINGS,),
     ),
-    "plain-readings-3": (READINGS_3, "readings3", 12, ("share", "price"), (READINGS, READINGS_2)),
+    "plain-readings-3": Readings(
+        READINGS_3, "readings3", 12, ("share", "price"), (READINGS, READINGS_2)
+    ),
+    "plain-hedges": Readings(
+        DATA / "plain-hedges",
+        "hedges",
+        24,
+        ("alternatives", "hedged-one"),
+        (READINGS, READINGS_2, READINGS_3),
+        judges=("correctness",),
+    ),
 }
 
 
@@ -459,15 +482,16 @@ def test_readings_set_is_well_formed(name: str) -> None:
     """tests/data/plain-readings*/: sets where a value is written one way in one place and
     another way in the other (plain-readings: a fraction of a unit or a named day;
     plain-readings-2: a share, a span of weekdays, a count in dozens or a price in pence;
-    plain-readings-3: a share or a price). Each has one file for each of correctness,
-    context_sufficiency and groundedness; each row is a valid_row with the id
-    <prefix>-<judge>-NN in file order; each file has as many yes rows as no, with as many
-    rows of each label in each category (`source` "<set> <label>-<category>"); no request
-    is shared with the other sets, the other one-shape sets, the readings sets before it or
-    another row."""
-    folder, prefix, size, kinds, before = READINGS_SETS[name]
-    judges = ["context_sufficiency", "correctness", "groundedness"]
-    assert sorted(p.stem for p in folder.glob("*.jsonl")) == judges
+    plain-readings-3: a share or a price), and tests/data/plain-hedges/, correctness rows
+    whose response names more than one candidate answer or hedges one. Each has one file
+    for each of its judges (correctness, context_sufficiency and groundedness unless the
+    set names its own: plain-hedges has correctness only) and no other; each row is a
+    valid_row with the id <prefix>-<judge>-NN in file order; each file has as many yes rows
+    as no, with as many rows of each label in each category (`source` "<set>
+    <label>-<category>"); no request is shared with the other sets, the other one-shape
+    sets, the readings sets before it or another row."""
+    folder, prefix, size, kinds, before, judges = READINGS_SETS[name]
+    assert sorted(p.stem for p in folder.glob("*.jsonl")) == sorted(judges)
     others = {row["request"] for set_name in SETS for j in FIELDS for row in load(j, set_name)}
     for path in [*ONE_SHAPE, *(f for earlier in before for f in earlier.glob("*.jsonl"))]:
         lines = path.read_text(encoding="utf-8").splitlines()
