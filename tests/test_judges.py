@@ -282,6 +282,11 @@ def test_correctness_weighs_the_model_with_the_expected_answers_recall(
         ("Leeds, or possibly York.", "York", True),
         ("York, I think, though it might be Leeds.", "York", True),  # leans to the right one
         ("Is it Leeds or York? One of the two.", "York", True),
+        ("Leeds, I want to say, but York is just as likely.", "York", True),
+        ("There are two possible answers: Leeds and York.", "York", True),
+        ("Is it at 7 or at 8?", "At 7.", True),  # a question back
+        ("Leeds, York or Hull; the town escapes me.", "York", True),  # "or", and doubt
+        ("Forty minutes or so, I think.", "About 40 minutes.", False),  # "or so": one answer
         ("York, I'm fairly sure.", "York", False),  # one answer, hedged: it commits
         ("It's York, not Leeds.", "York", False),  # the other one ruled out
         ("It isn't in either Leeds or York; it's in Hull.", "Hull", False),

@@ -1523,36 +1523,78 @@ def best_answer_recall(expected: str, evidence: Iterable[str]) -> tuple[float | 
 
 # A response that offers two or more answers and does not commit to one ("It's either
 # Toronto or Ottawa.", "Frankfurt, or possibly Munich.", "Probably Mercury, though it might
-# be Venus.", "Maybe the liver. Or is it the skin?"): the doubt is between answers, not
-# about one answer ("Cabbage, I'm fairly sure." commits). "Either ... or" hedges where it
-# starts a sentence or follows "it's" or "I think"; after a verb it offers a choice ("bend
-# your knees and either drag your toe or ...") and after a negation it rules both out.
+# be Venus.", "Maybe the liver. Or is it the skin?", "Rodin, but Degas is just as likely.",
+# "Is it 7 or 8?"): the doubt is between answers, not about one answer ("Cabbage, I'm
+# fairly sure." commits). "Either ... or" hedges where it starts a sentence or follows
+# "it's" or "I think"; after a verb it offers a choice ("bend your knees and either drag
+# your toe or ...") and after a negation it rules both out. A bare "or" hedges when the
+# response also voices doubt ("Guatemala or Belize; the country escapes me"), unless it
+# only loosens a quantity ("forty minutes or so", "a day or two").
 _EITHER_AFTER = (  # "either" where it hedges: a sentence's start, "it's (in)", "I think"
     r"(?:^|[.!?;:]\s+|\b(?:it|that|this|they|he|she)(?:['\u2019]s|['\u2019]re| is| are| was| were)"
     r"\s+(?:(?:in|at|on|from|by)\s+)?|\b(?:maybe|probably|perhaps|think|believe|guess)\s+)"
 )
 _WHICH = (  # "... which": "not sure which", "couldn't tell you which"
-    r"(?:not sure|unsure|can['\u2019]t remember|cannot remember|don['\u2019]t know|"
-    r"couldn['\u2019]t (?:tell you|say))"
+    r"(?:not sure|unsure|not certain|no idea|can['\u2019]t (?:remember|recall)|cannot "
+    r"(?:remember|recall)|don['\u2019]t (?:know|remember)|couldn['\u2019]t (?:tell you|say))"
+)
+_AS_LIKELY = r"(?:just as|equally|also|every bit as) (?:likely|possible|plausible|probable)"
+_COULD_BE = (  # "but it could just as easily be (in) the ...", "though it might be Venus"
+    r"\b(?:though|but|although|or)\s+(?:it|that|they|he|she)\s+(?:might|may|could)\s+"
+    r"(?:also\s+|equally\s+|well\s+|just as (?:easily|well)\s+|as (?:easily|well)\s+)?be\s+"
+    r"(?:(?:in|at|on|from|by|under|near)\s+)?(?=(?-i:[A-Z0-9])|the\b|an?\b)"
+)
+_DOUBT = (  # doubt voiced anywhere in a response
+    r"\b(?:maybe|perhaps|possibly|probably|not sure|unsure|not certain|can['\u2019]t "
+    r"(?:remember|recall|say)|cannot (?:remember|recall|say)|don['\u2019]t (?:know|remember)|"
+    r"escapes me|i forget|i think|i believe|i guess|my guess|i['\u2019]d guess|i reckon|"
+    r"second[- ]guess\w*|no idea)\b"
+)
+_LOOSE_OR = (  # an "or" that loosens a quantity or a time, not one that joins answers
+    r"\bor\s+(?:so|thereabouts|more|less|fewer|longer|shorter|two|three|beyond|over|under|"
+    r"later|earlier|above|below|similar|other|not)\b"
 )
 _BETWEEN = re.compile(
     rf"{_EITHER_AFTER}either\b[^.?!;]{{0,80}}?\bor\b"
     r"|\bor\s+(?:maybe|possibly|perhaps|probably|else|is it|was it|could it be|might it be|"
     r"it could be|it might be|it may be)\b"
-    r"|\b(?:though|but|although)\s+(?:it|that|they)\s+(?:might|may|could)\s+(?:also\s+)?be\s+"
-    r"(?=(?-i:[A-Z0-9])|the\b|an?\b)"
+    rf"|{_COULD_BE}|\b{_AS_LIKELY}\b"
+    r"|\b(?:is|are)\s+(?:also\s+)?(?:another\s+|an?\s+)?(?:possibility|possibilities|candidate)\b"
+    r"|\b(?:two|three|several|a few) (?:plausible|possible|likely|candidate) (?:answers|options|"
+    r"candidates|possibilities)\b"
     r"|\bcould be\b[^.?!;]{1,40}?,\s*(?:or\s+)?(?:it\s+)?could be\b"
-    r"|\bone or the other\b|\bone of (?:those|these|the) (?:two|three)\b|\bcould be either\b"
-    rf"|\b{_WHICH} which\b|\bis also a possibility\b|\btorn between\b"
-    r"|\bmix (?:them|those|these|the two) up\b",
+    r"|\bone or the other\b|\bone of (?:those|these|the) (?:two|three)\b"
+    r"|\bcould be (?:either|any)\b"
+    rf"|\b{_WHICH} which\b|\btorn between\b|\bmix (?:them|those|these|the two) up\b"
+    r"|\bor\b[^.?!;]{0,60}\?",  # a question back: "Is it 7 on a Sunday, or 8?"
     re.IGNORECASE,
 )
+_DOUBT_RE = re.compile(_DOUBT, re.IGNORECASE)
+_OR = re.compile(r"\bor\b", re.IGNORECASE)
+_LOOSE_OR_RE = re.compile(_LOOSE_OR, re.IGNORECASE)
+_FIRST_SENTENCE = re.compile(r".*?[.!?](?=\s|$)", re.DOTALL)
+
+
+def _hedges_between(response: str) -> bool:
+    """Whether the response hedges between answers (_BETWEEN), or its first sentence, where
+    an answer is given, joins answers with "or" (not one that loosens a quantity) and the
+    response voices doubt (_DOUBT)."""
+    if _BETWEEN.search(response):
+        return True
+    first = _FIRST_SENTENCE.match(response)
+    opening = first.group(0) if first else response
+    joined = len(_OR.findall(opening)) > len(_LOOSE_OR_RE.findall(opening))
+    return joined and _DOUBT_RE.search(response) is not None
+
+
 # Words of such a hedge that name no answer.
 _HEDGE_WORDS = frozenset(
     {
         *("either", "maybe", "possibly", "perhaps", "probably", "could", "might", "may"),
         *("one", "two", "three", "else", "think", "sure", "certain", "honestly", "guess"),
         *("remember", "tell", "say", "know", "mix", "torn", "possibility", "also", "which"),
+        *("likely", "possible", "plausible", "probable", "equally", "easily", "well", "idea"),
+        *("options", "option", "answers", "candidates", "possibilities", "recall", "forget"),
     }
 )
 
@@ -1563,7 +1605,7 @@ def between_answers(response: str, expected: str) -> bool:
     hedge itself (a choice the request offers counts: "Is it Leeds or York?" answered
     "Either Leeds or York."). An expected answer that offers a choice itself (" or ")
     accepts a response that does."""
-    if _BETWEEN.search(response) is None or re.search(r"\bor\b", expected, re.IGNORECASE):
+    if not _hedges_between(response) or _OR.search(expected):
         return False
     _, missing = lexical_support(response, [expected])
     return any(w not in _HEDGE_WORDS for w in missing)
