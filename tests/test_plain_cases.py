@@ -474,6 +474,14 @@ READINGS_SETS = {
         (READINGS, READINGS_2, READINGS_3),
         judges=("correctness",),
     ),
+    "plain-hedges-2": Readings(
+        DATA / "plain-hedges-2",
+        "hedges2",
+        24,
+        ("alternatives", "hedged-one"),
+        (READINGS, READINGS_2, READINGS_3, DATA / "plain-hedges"),
+        judges=("correctness",),
+    ),
 }
 
 
@@ -482,14 +490,14 @@ def test_readings_set_is_well_formed(name: str) -> None:
     """tests/data/plain-readings*/: sets where a value is written one way in one place and
     another way in the other (plain-readings: a fraction of a unit or a named day;
     plain-readings-2: a share, a span of weekdays, a count in dozens or a price in pence;
-    plain-readings-3: a share or a price), and tests/data/plain-hedges/, correctness rows
-    whose response names more than one candidate answer or hedges one. Each has one file
-    for each of its judges (correctness, context_sufficiency and groundedness unless the
-    set names its own: plain-hedges has correctness only) and no other; each row is a
-    valid_row with the id <prefix>-<judge>-NN in file order; each file has as many yes rows
-    as no, with as many rows of each label in each category (`source` "<set>
-    <label>-<category>"); no request is shared with the other sets, the other one-shape
-    sets, the readings sets before it or another row."""
+    plain-readings-3: a share or a price), and tests/data/plain-hedges/ and plain-hedges-2/,
+    correctness rows whose response names more than one candidate answer or hedges one.
+    Each has one file for each of its judges (correctness, context_sufficiency and
+    groundedness unless the set names its own: the hedges sets have correctness only) and
+    no other; each row is a valid_row with the id <prefix>-<judge>-NN in file order; each
+    file has as many yes rows as no, with as many rows of each label in each category
+    (`source` "<set> <label>-<category>"); no request is shared with the other sets, the
+    other one-shape sets, the sets before it or another row."""
     folder, prefix, size, kinds, before, judges = READINGS_SETS[name]
     assert sorted(p.stem for p in folder.glob("*.jsonl")) == sorted(judges)
     others = {row["request"] for set_name in SETS for j in FIELDS for row in load(j, set_name)}
