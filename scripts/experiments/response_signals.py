@@ -101,6 +101,14 @@ CANDIDATES: dict[str, list[tuple[str, str, str]]] = {
         ),
         ("differs", "row", "Does the response give an answer other than the expected one?" + YN),
         ("hedges", "row", "Does the response hedge between more than one answer?" + YN),
+        # the same question, told to read a hedged answer by its answer (issue 13, fifteenth
+        # round: right answers given with a doubt sit under the threshold)
+        (
+            "aside",
+            "row",
+            "Setting aside how sure the response sounds, does it give the same answer as the "
+            "expected response, in these or other words?" + YN,
+        ),
         ("entails", "statement", "Does the response above support the statement?" + YN),
         ("ref_stmt", "ref_passage", GROUNDEDNESS_Q),
         ("resp_stmt", "resp_passage", GROUNDEDNESS_Q),
