@@ -310,6 +310,39 @@ def test_and_a_bit_after_a_quantity_is_a_hedge_before_it() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "evidence", "found"),
+    [
+        # a hedge after the quantity is "about" before it
+        ("14 km, roughly.", "The strait is nine miles wide.", True),  # 14.5 km
+        ("14 km or so.", "The strait is nine miles wide.", True),
+        ("14 km, give or take a kilometre.", "The strait is nine miles wide.", True),
+        ("Nine-ish miles.", "The strait is 14 km wide.", True),
+        ("12 km or so.", "The strait is nine miles wide.", False),  # 14.5 km: not within 10%
+        # more one-sided hedges of nearness
+        ("Not quite nine miles.", "The strait is 14 km wide.", True),  # 14 km is 8.7 miles
+        ("Getting on for a hundred pounds.", "The stone weighs 45 kg.", True),  # 99.2 lb
+        ("The best part of two hours.", "The walk takes 110 minutes.", True),
+        ("Not quite nine miles.", "The strait is 15 km wide.", False),  # 9.3 miles: over
+        # feet and inches said the everyday way
+        ("Six foot three.", "The roof box is 1.9 m long.", True),  # 1.905 m
+        ("Just under six foot three.", "The roof box is 1.9 m long.", True),
+        ("5 ft 10.", "She is 178 cm tall.", True),  # 1.778 m
+        ("5'10\".", "She is 178 cm tall.", True),
+        ("Five foot eight.", "She is 1.78 m tall.", False),  # 1.727 m
+    ],
+)
+def test_hedges_after_a_quantity_and_feet_and_inches_are_read(
+    text: str, evidence: str, found: bool
+) -> None:
+    assert (answer_recall(text, [evidence])[0] == 1.0) is found
+
+
+def test_feet_then_another_unit_are_two_quantities() -> None:
+    assert answer_recall("6 ft 3 m", ["x"])[1] == ["6 ft", "3 m"]
+    assert lexical_support("A six foot fence.", ["A fence of 1.83 m."]) == (1.0, [])
+
+
+@pytest.mark.parametrize(
     ("text", "passage", "found"),
     [
         ("Until twenty to three.", "Lunch is served until 2.40 pm.", True),
@@ -574,6 +607,10 @@ def test_one_weekend_and_words_like_day_names_are_words() -> None:
         ("A shade under 135 feet.", "The record throw is 41 metres.", "41 metres."),
         ("A touch over 3 miles.", "The lap is 5 km.", "5 km."),
         ("Slightly less than 2 hours.", "The walk is 1 h 50 min.", "1 h 50 min."),
+        # a hedge after the quantity, read as "about" before it
+        ("14 km, roughly.", "Not quite nine miles.", "nine miles."),
+        ("Just under six foot three.", "The box is 1.9 m long.", "1.9 m."),
+        ("446 kilometres or so.", "It runs for 277 miles.", "277 miles or so."),  # it stays
     ],
 )
 def test_align_quantities_writes_an_equal_value_as_the_reference_does(

@@ -444,8 +444,25 @@ _UNIT_WORD = rf"(?:{_UNIT})(?:e?s)?"
 _COUNTED = rf"(?:{_COUNT}|an?)[\s-]*{_UNIT_WORD}"
 
 # A hedge after a quantity reads as the one before it: "ten metres and a bit" is "just over
-# ten metres".
+# ten metres"; "14 km, roughly", "14 km or so", "14 km, give or take (a kilometre)" and
+# "9-ish miles" are "about 14 km" and "about 9 miles".
 _AND_A_BIT = re.compile(rf"(?<![\w.])({_COUNTED}) and a bit\b")
+_AFTER_HEDGE = (
+    rf"or so|or thereabouts|more or less|roughly|approximately|or near enough|"
+    rf"give or take(?:\s+(?:an?|{_COUNT})\s+{_UNIT_WORD})?"
+)
+_ROUGHLY_AFTER = re.compile(rf"(?<![\w.])({_COUNTED}),?\s+(?:{_AFTER_HEDGE})(?![\w-])")
+# The words of a quantity as written, without a hedge after it ("315 ft, give or take").
+_HEDGE_AFTER = re.compile(rf",?\s+(?:{_AFTER_HEDGE}|and a bit)$", re.IGNORECASE)
+_ISH = re.compile(rf"(?<![\w.])({_COUNT})-?ish\b")
+_INCH_COUNT = "eleven|ten|nine|eight|seven|six|five|four|three|two|one"
+# Feet and inches said the everyday way: "six foot three", "5 ft 10", "5'10\"" are "6 feet 3
+# inches" and "5 feet 10 inches" (the inches, up to 11, need no unit after the feet).
+_FEET_INCHES = re.compile(
+    rf"(?<![\w.])(\d+|{_INCH_COUNT})\s*(?:foot|feet|ft\.?|')\s*(1[01]|\d(?:\.\d+)?|{_INCH_COUNT})"
+    r"(?![\w,/:]|\.\d)"
+    rf"(?:\s*(?:inches|inch|in\b\.?|\"|''|\u201d))?(?!\s*(?:{_UNIT_WORD})\b)"
+)
 
 # "Exactly" or "precisely" next to a quantity says it is not hedged, which a quantity
 # without a hedge already is: "one quarter of a mile, exactly" is "one quarter of a mile".
@@ -586,7 +603,8 @@ def _named_date(m: re.Match[str]) -> str:
 
 # The folding steps after case-folding, in order: typographic spaces as " ", unit symbols
 # spelt out, "1,000" as "1000", numbers in words as digits ("three hundred and sixty-six",
-# "twenty-three"), a hedge after a quantity before it, "exactly" next to one left out;
+# "twenty-three"), feet and inches with their units, a hedge after a quantity before it,
+# "exactly" next to one left out;
 # first, a named day as its date.
 _FOLD_STEPS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
     (_SPACE, lambda m: " "),
@@ -600,7 +618,10 @@ _FOLD_STEPS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] 
     (_DOZENS, _dozens),
     (_PENCE, _pence),
     (_POUNDS_AND_PENCE, _pounds_and_pence),
+    (_FEET_INCHES, lambda m: f"{m.group(1)} feet {m.group(2)} inches"),
     (_AND_A_BIT, lambda m: f"just over {m.group(1)}"),
+    (_ROUGHLY_AFTER, lambda m: f"about {m.group(1)}"),
+    (_ISH, lambda m: f"about {m.group(1)}"),
     (_EXACTLY, lambda m: m.group(1) or ""),
 )
 
@@ -982,13 +1003,14 @@ def _words_in(folded: str, phrases: Sequence[tuple[int, int, str]]) -> list[tupl
 # records those texts, so a new reading shows there): how quantities are shown to the model
 # (align_quantities), and what answer recall matches by value.
 READINGS = (
-    "imperial masses, tonnes, knots, areas; hedges such as 'a shade under' and 'and a bit'; "
-    "clock times; 'exactly'; fractions of a unit; named days; shares and prices in figures"
+    "imperial masses, tonnes, knots, areas; hedges such as 'a shade under', 'not quite', "
+    "'and a bit' and 'or so'; feet and inches ('six foot three'); clock times; 'exactly'; "
+    "fractions of a unit; named days; shares and prices in figures"
 )
 RECALL_READINGS = (
     "v3, imperial masses, tonnes, knots, areas, hedged temperatures, 'a shade under', "
-    "'and a bit', clock times, 'exactly', fractions of a unit, named days, shares, dozens, "
-    "pence, weekdays, prices"
+    "'not quite', 'and a bit', 'or so', feet and inches, clock times, 'exactly', fractions "
+    "of a unit, named days, shares, dozens, pence, weekdays, prices"
 )
 
 
@@ -1050,6 +1072,12 @@ _BELOW = (
     "slightly under",
     "slightly less than",
     "a little less than",
+    "not quite",
+    "getting on for",
+    "the best part of",
+    "just shy of",
+    "a little short of",
+    "not far short of",
 )
 _ABOVE = (
     "just over",
@@ -1062,7 +1090,7 @@ _ABOVE = (
     "a bit over",
     "slightly over",
 )
-_AROUND = ("about", "around", "roughly", "approximately", "approx", "circa", "close to")
+_AROUND = ("about", "around", "roughly", "approximately", "approx", "circa", "close to", "close on")
 _HEDGE = "|".join(sorted((*_BELOW, *_ABOVE, *_AROUND), key=len, reverse=True))
 _HEDGE_BEFORE = re.compile(rf"\b(?:{_HEDGE})\.?\s+$", re.IGNORECASE)
 _HEDGE_START = re.compile(rf"(?:{_HEDGE})\b")
@@ -1161,7 +1189,8 @@ _ONE = {"a": "1", "an": "1"}
 def _spans(text: str) -> tuple[tuple[int, int, str, str], ...]:
     """(start, end, key, folded words) of each quantity, full date, clock time, price, share
     and percentage ("share:25" for "25%", here only: a percentage is words of its own when
-    words are matched) of the text, with start and end in the text as written. Cached (a
+    words are matched) of the text, with start and end in the text as written; the folded
+    words start with a hedge that was written after the quantity. Cached (a
     statement is asked of every passage, a passage of every statement); the characters'
     origins are only worked out for a text that has such a phrase."""
     folded = _prepared(text)
@@ -1174,10 +1203,14 @@ def _spans(text: str) -> tuple[tuple[int, int, str, str], ...]:
     if not phrases:
         return ()
     origin = _read(text)[1]  # the same folded text, with each character's origin
-    return tuple(
-        (origin[start][0], origin[end - 1][1], key, folded[start:end])
-        for start, end, key in phrases
-    )
+    out = []
+    for start, end, key in phrases:
+        words = folded[start:end]
+        lead = _HEDGE_BEFORE.search(folded, 0, start)
+        if lead is not None and origin[lead.start()][0] >= origin[start][0]:
+            words = f"{lead.group(0).strip()} {words}"  # "14 km, roughly": "about 14 km"
+        out.append((origin[start][0], origin[end - 1][1], key, words))
+    return tuple(out)
 
 
 def _text_forms(text: str) -> list[tuple[str, str]]:
@@ -1187,7 +1220,7 @@ def _text_forms(text: str) -> list[tuple[str, str]]:
     for start, end, key, folded in _spans(text):
         date = _DATE.fullmatch(folded)
         for k in _numeric_dates(date) if date and date.group("y4") else [key]:
-            out.append((k, text[start:end]))
+            out.append((k, _HEDGE_AFTER.sub("", text[start:end])))
     return out
 
 
@@ -1294,7 +1327,7 @@ def align_quantities(text: str, reference: Iterable[str]) -> str:
     parts: list[str] = []
     at = 0
     start = len(text) - len(text.lstrip())  # a phrase here begins the text
-    for a, b, key, _ in spans:
+    for a, b, key, words in spans:
         written = forms.get(key) or [
             f
             for k, fs in forms.items()
@@ -1308,11 +1341,18 @@ def align_quantities(text: str, reference: Iterable[str]) -> str:
             word = _hedge(hedge.group(0).casefold()) or ""
             written = [f for k, fs in forms.items() if _within(word, key, k) for f in fs]
             a = hedge.start() if written else a
-        if written and not any(_spelt_alike(text[a:b], form) for form in written):
+        after = _hedge(words) if _measure(key) and hedge is None else None
+        if after is not None and not written:  # "14 km, roughly" -> "nine miles"
+            written = [f for k, fs in forms.items() if _within(after, key, k) for f in fs]
+            after = None  # within the hedge: it goes with the value
+        bare = _HEDGE_AFTER.sub("", text[a:b])  # "277 miles or so" is written as "277 miles"
+        if written and not any(_spelt_alike(bare, form) for form in written):
             if hedge is None and _measure(key):  # matched by value: "just under 70 feet"
                 hedge = _HEDGE_BEFORE.search(text, at, a)  # is "21 metres", not "just under"
                 side = _hedge(hedge.group(0).casefold()) if hedge else None
                 a = hedge.start() if hedge and side not in _AROUND else a
+            if after in _AROUND:  # "446 km or so" -> "277 miles or so": the hedge stays
+                b = a + len(bare)
             parts += [text[at:a], _cased(written[0], text[a:b], a <= start)]
             at = b
     return _align_named_days("".join(parts) + text[at:], reference)
