@@ -483,6 +483,13 @@ READINGS_SETS = {
         (READINGS, READINGS_2, READINGS_3, DATA / "plain-hedges"),
         judges=("correctness",),
     ),
+    "plain-readings-4": Readings(
+        DATA / "plain-readings-4",
+        "readings4",
+        12,
+        ("hedged", "feet-and-inches"),
+        (READINGS, READINGS_2, READINGS_3, DATA / "plain-hedges", DATA / "plain-hedges-2"),
+    ),
 }
 
 
@@ -491,7 +498,8 @@ def test_readings_set_is_well_formed(name: str) -> None:
     """tests/data/plain-readings*/: sets where a value is written one way in one place and
     another way in the other (plain-readings: a fraction of a unit or a named day;
     plain-readings-2: a share, a span of weekdays, a count in dozens or a price in pence;
-    plain-readings-3: a share or a price), and tests/data/plain-hedges/ and plain-hedges-2/,
+    plain-readings-3: a share or a price; plain-readings-4: a quantity with a hedge of
+    nearness or a height in feet and inches), and tests/data/plain-hedges/ and plain-hedges-2/,
     correctness rows whose response names more than one candidate answer or hedges one.
     Each has one file for each of its judges (correctness, context_sufficiency and
     groundedness unless the set names its own: the hedges sets have correctness only) and
