@@ -329,6 +329,14 @@ def test_and_a_bit_after_a_quantity_is_a_hedge_before_it() -> None:
         ("5 ft 10.", "She is 178 cm tall.", True),  # 1.778 m
         ("5'10\".", "She is 178 cm tall.", True),
         ("Five foot eight.", "She is 1.78 m tall.", False),  # 1.727 m
+        # added after plain-readings-4 was judged (seen): stones, "well over", "miles-ish",
+        # a hedge after "five and a half miles"
+        ("The best part of three stone.", "She lost 19 kg.", True),  # 19.05 kg
+        ("Seven stone or so.", "She rides at 54 kg.", False),  # 44.5 kg
+        ("Well over three hundred pounds.", "It weighed 165 kg.", True),  # 364 lb
+        ("Well over three hundred pounds.", "It weighed 140 kg.", False),  # 309 lb
+        ("Twenty-five miles-ish.", "The loop is 40 km.", True),
+        ("Five and a half miles, more or less.", "The walk is 9 km.", True),
     ],
 )
 def test_hedges_after_a_quantity_and_feet_and_inches_are_read(
@@ -340,6 +348,11 @@ def test_hedges_after_a_quantity_and_feet_and_inches_are_read(
 def test_feet_then_another_unit_are_two_quantities() -> None:
     assert answer_recall("6 ft 3 m", ["x"])[1] == ["6 ft", "3 m"]
     assert lexical_support("A six foot fence.", ["A fence of 1.83 m."]) == (1.0, [])
+
+
+def test_a_stone_or_stones_are_things_not_a_weight() -> None:
+    assert lexical_support("A stone wall.", ["A wall of 6.35 kg."])[1] == ["stone"]
+    assert lexical_support("Two stones.", ["12.7 kg."])[1] == ["two", "stones"]
 
 
 @pytest.mark.parametrize(

@@ -194,6 +194,9 @@ _UNITS: dict[str, tuple[float, str]] = {
     "lb": (453.59237, "grams"),
     "ounce": (28.349523125, "grams"),
     "oz": (28.349523125, "grams"),
+    # a stone is 14 pounds, said in the singular after a count ("eleven stone"); "a stone"
+    # and "stones" are things (_quantity)
+    "stone": (6350.29318, "grams"),
     # areas, in square metres; acres and square miles, feet and yards matched to metric
     # areas as imperial lengths are to metric ones ("2.5 acres" is "1 hectare")
     "square metre": (1, "m2"),
@@ -237,7 +240,7 @@ _UNITS: dict[str, tuple[float, str]] = {
     },
 }
 _IMPERIAL = frozenset(
-    {"inch", "foot", "feet", "ft", "yard", "mile", "pound", "lb", "ounce", "oz", *_MPH}
+    {"inch", "foot", "feet", "ft", "yard", "mile", "pound", "lb", "ounce", "oz", "stone", *_MPH}
     | {"acre", "square mile", "square foot", "square feet", "square yard"}
 )
 # A length converted between imperial and metric units is nearly always rounded ("30 feet"
@@ -322,6 +325,8 @@ def _quantity(m: re.Match[str]) -> str | None:
     if m.group("andpart"):
         value += _fraction(m.group("andpart"))
     value *= _SCALES[scale] if scale else 1
+    if unit == "stone" and (m.group(0).endswith("s") or m.group("count") in ("a", "an")):
+        return None  # "two stones", "a stone wall": things, not a weight
     if unit is None:
         return _plain(value)  # matched as a number, as digits are
     factor, base = _UNITS[unit]
@@ -451,10 +456,11 @@ _AFTER_HEDGE = (
     rf"or so|or thereabouts|more or less|roughly|approximately|or near enough|"
     rf"give or take(?:\s+(?:an?|{_COUNT})\s+{_UNIT_WORD})?"
 )
-_ROUGHLY_AFTER = re.compile(rf"(?<![\w.])({_COUNTED}),?\s+(?:{_AFTER_HEDGE})(?![\w-])")
+_COUNTED_AND = rf"(?:{_COUNT}) and (?:{_AND_PART})[\s-]+{_UNIT_WORD}|{_COUNTED}"
+_ROUGHLY_AFTER = re.compile(rf"(?<![\w.])({_COUNTED_AND}),?\s+(?:{_AFTER_HEDGE})(?![\w-])")
 # The words of a quantity as written, without a hedge after it ("315 ft, give or take").
 _HEDGE_AFTER = re.compile(rf",?\s+(?:{_AFTER_HEDGE}|and a bit)$", re.IGNORECASE)
-_ISH = re.compile(rf"(?<![\w.])({_COUNT})-?ish\b")
+_ISH = re.compile(rf"(?<![\w.])({_COUNTED}|{_COUNT})-?ish\b")  # "nine-ish", "25 miles-ish"
 _INCH_COUNT = "eleven|ten|nine|eight|seven|six|five|four|three|two|one"
 # Feet and inches said the everyday way: "six foot three", "5 ft 10", "5'10\"" are "6 feet 3
 # inches" and "5 feet 10 inches" (the inches, up to 11, need no unit after the feet).
@@ -1091,7 +1097,13 @@ _ABOVE = (
     "slightly over",
 )
 _AROUND = ("about", "around", "roughly", "approximately", "approx", "circa", "close to", "close on")
-_HEDGE = "|".join(sorted((*_BELOW, *_ABOVE, *_AROUND), key=len, reverse=True))
+# Hedges that say a value is clearly more or less, by at least APPROX_TOLERANCE: "well over
+# 300 pounds" is 165 kg (364 lb), not 140 kg.
+_WELL_ABOVE = ("well over", "well above", "comfortably over", "way over")
+_WELL_BELOW = ("well under", "well below", "comfortably under", "way under")
+_HEDGE = "|".join(
+    sorted((*_BELOW, *_ABOVE, *_AROUND, *_WELL_ABOVE, *_WELL_BELOW), key=len, reverse=True)
+)
 _HEDGE_BEFORE = re.compile(rf"\b(?:{_HEDGE})\.?\s+$", re.IGNORECASE)
 _HEDGE_START = re.compile(rf"(?:{_HEDGE})\b")
 
@@ -1115,6 +1127,10 @@ def _within(hedge: str, key: str, other: str) -> bool:
         return x - side <= y <= x + slack
     if hedge in _ABOVE:
         return x - slack <= y <= x + side
+    if hedge in _WELL_ABOVE:
+        return y >= x + side
+    if hedge in _WELL_BELOW:
+        return y <= x - side
     return abs(x - y) <= around
 
 
