@@ -287,6 +287,11 @@ def test_correctness_weighs_the_model_with_the_expected_answers_recall(
         ("Is it at 7 or at 8?", "At 7.", True),  # a question back
         ("Leeds, York or Hull; the town escapes me.", "York", True),  # "or", and doubt
         ("Forty minutes or so, I think.", "About 40 minutes.", False),  # "or so": one answer
+        # caveats and closing questions name no second answer (the reread)
+        ("Yes, by card. It is also possible to pay cash.", "Yes, by card.", False),
+        ("Yes, it's free, but it may be a good idea to book.", "Yes, it is free.", False),
+        ("Yes, but it may be 14 days before the refund comes.", "Yes, within 30 days.", False),
+        ("York. Do you want to know more about Yorkshire or its history?", "York", False),
         ("York, I'm fairly sure.", "York", False),  # one answer, hedged: it commits
         ("It's York, not Leeds.", "York", False),  # the other one ruled out
         ("It isn't in either Leeds or York; it's in Hull.", "Hull", False),

@@ -1594,12 +1594,16 @@ _WHICH = (  # "... which": "not sure which", "couldn't tell you which"
     r"(?:not sure|unsure|not certain|no idea|can['\u2019]t (?:remember|recall)|cannot "
     r"(?:remember|recall)|don['\u2019]t (?:know|remember)|couldn['\u2019]t (?:tell you|say))"
 )
-_AS_LIKELY = r"(?:just as|equally|also|every bit as) (?:likely|possible|plausible|probable)"
-_COULD_BE = (  # "but it could just as easily be (in) the ...", "though it might be Venus"
-    r"\b(?:though|but|although|or)\s+(?:it|that|they|he|she)\s+(?:might|may|could)\s+"
-    r"(?:also\s+|equally\s+|well\s+|just as (?:easily|well)\s+|as (?:easily|well)\s+)?be\s+"
-    r"(?:(?:in|at|on|from|by|under|near)\s+)?(?=(?-i:[A-Z0-9])|the\b|an?\b)"
+# "Y is just as likely", not "it is also possible to book online"
+_AS_LIKELY = (
+    r"(?:just as|equally|also|every bit as) (?:likely|possible|plausible|probable)\b"
+    r"(?!\s+(?:to|for)\b)"
 )
+_COULD_BE = (  # "though it might be Venus", "but it could just as easily be in the ..."
+    r"\b(?:though|but|although|or)\s+(?:it|that|they|he|she)\s+(?:might|may|could)\s+"
+    r"(?:(?:also|equally|just as (?:easily|well)|as (?:easily|well))\s+be\s+"
+    r"|be\s+(?:(?:in|at|on|from|by|under|near)\s+)?(?:the\s+)?(?=(?-i:[A-Z])))"
+)  # a caveat is not an answer: "but it may be a good idea to book", "it may be 14 days"
 _DOUBT = (  # doubt voiced anywhere in a response
     r"\b(?:maybe|perhaps|possibly|probably|not sure|unsure|not certain|can['\u2019]t "
     r"(?:remember|recall|say)|cannot (?:remember|recall|say)|don['\u2019]t (?:know|remember)|"
@@ -1621,8 +1625,7 @@ _BETWEEN = re.compile(
     r"|\bcould be\b[^.?!;]{1,40}?,\s*(?:or\s+)?(?:it\s+)?could be\b"
     r"|\bone or the other\b|\bone of (?:those|these|the) (?:two|three)\b"
     r"|\bcould be (?:either|any)\b"
-    rf"|\b{_WHICH} which\b|\btorn between\b|\bmix (?:them|those|these|the two) up\b"
-    r"|\bor\b[^.?!;]{0,60}\?",  # a question back: "Is it 7 on a Sunday, or 8?"
+    rf"|\b{_WHICH} which\b|\btorn between\b|\bmix (?:them|those|these|the two) up\b",
     re.IGNORECASE,
 )
 _DOUBT_RE = re.compile(_DOUBT, re.IGNORECASE)
@@ -1633,14 +1636,15 @@ _FIRST_SENTENCE = re.compile(r".*?[.!?](?=\s|$)", re.DOTALL)
 
 def _hedges_between(response: str) -> bool:
     """Whether the response hedges between answers (_BETWEEN), or its first sentence, where
-    an answer is given, joins answers with "or" (not one that loosens a quantity) and the
-    response voices doubt (_DOUBT)."""
+    an answer is given, joins answers with "or" (not one that loosens a quantity) and
+    either asks it back ("Is it 7 on a Sunday, or 8?"; a question at the end, "... or
+    anything else?", is not an answer) or the response voices doubt (_DOUBT)."""
     if _BETWEEN.search(response):
         return True
     first = _FIRST_SENTENCE.match(response)
     opening = first.group(0) if first else response
     joined = len(_OR.findall(opening)) > len(_LOOSE_OR_RE.findall(opening))
-    return joined and _DOUBT_RE.search(response) is not None
+    return joined and (opening.endswith("?") or _DOUBT_RE.search(response) is not None)
 
 
 # Words of such a hedge that name no answer.
