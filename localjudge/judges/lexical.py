@@ -1220,12 +1220,14 @@ def _spans(text: str) -> tuple[tuple[int, int, str, str], ...]:
         return ()
     origin = _read(text)[1]  # the same folded text, with each character's origin
     out = []
-    for start, end, key in phrases:
+    at = 0  # a hedge lies between the phrase before and this one, as in _words_in
+    for start, end, key in sorted(phrases):
         words = folded[start:end]
-        lead = _HEDGE_BEFORE.search(folded, 0, start)
+        lead = _HEDGE_BEFORE.search(folded, at, start)
         if lead is not None and origin[lead.start()][0] >= origin[start][0]:
             words = f"{lead.group(0).strip()} {words}"  # "14 km, roughly": "about 14 km"
         out.append((origin[start][0], origin[end - 1][1], key, words))
+        at = max(at, end)
     return tuple(out)
 
 
