@@ -312,6 +312,26 @@ def test_correctness_rates_a_hedge_between_answers_incorrect(
 
 
 @pytest.mark.parametrize(
+    ("response", "expected", "shown", "recall"),
+    [
+        ("Just over sixty miles.", "100 km", "Just over sixty miles", 1.0),  # 62.1 miles
+        ("Twenty pounds or thereabouts.", "8.5 kg", "Twenty pounds or thereabouts", 1.0),
+        ("Just over sixty miles.", "90 km", "90 km", 0.0),  # 55.9 miles: not over sixty
+    ],
+)
+def test_correctness_reads_the_expected_value_within_the_responses_hedge(
+    response: str, expected: str, shown: str, recall: float
+) -> None:
+    """A right value given with a close hedge ("just over sixty miles" for 100 km) is shown
+    and counted as the same answer; a value the hedge does not allow is left for the
+    model to see."""
+    record = replace(FULL, response=response, expected_response=expected)
+    row, fake = run_one(["correctness"], record, [("yes", 0.6)])
+    assert f"<expected>\n{shown}\n" in fake.asked[0].prompt.user_text()
+    assert row["response/llm_judged/correctness/answer_recall"] == recall
+
+
+@pytest.mark.parametrize(
     ("response", "expected", "shown"),
     [
         ("They didn't. Opera gave them horns.", "No, that is a later myth.", "No. They didn't."),

@@ -653,6 +653,36 @@ def test_align_quantities_never_fails_and_is_the_identity_on_its_reference(
     assert align_quantities(reference, [reference]) == reference
 
 
+@pytest.mark.parametrize(
+    ("text", "reference", "aligned"),
+    [
+        # the reference's close hedge allows the text's value: written hedge and all
+        ("It is 100 km.", "Just over sixty miles.", "It is just over sixty miles."),
+        ("It is 8.5 kg.", "About twenty pounds.", "It is about twenty pounds."),  # 18.7 lb
+        ("100 km.", "Sixty miles or so.", "Sixty miles or so."),
+        ("It is 110 minutes.", "Nearly two hours.", "It is nearly two hours."),
+        # not within the hedge, not a close hedge, not a round value, or hedged itself
+        ("It is 90 km.", "Just over sixty miles.", None),  # 55.9 miles: under
+        ("It is 100 minutes.", "Nearly two hours.", None),  # 17% under
+        ("It is 9 kg.", "About thirty pounds.", None),  # 19.8 pounds
+        ("It is 100 km.", "Well over fifty miles.", None),
+        ("It is 58,125 square miles.", "Approximately 56,564 square miles.", None),
+        ("It is about 150 km.", "Just over sixty miles.", None),
+    ],
+)
+def test_align_quantities_reads_a_value_within_a_hedge_of_the_reference(
+    text: str, reference: str, aligned: str | None
+) -> None:
+    """With `hedged` (correctness: the reference is the response), a value without a hedge
+    of its own is written as a round quantity of the reference whose close hedge allows it;
+    without `hedged` only the text's own hedge counts."""
+    assert align_quantities(text, [reference], hedged=True) == (aligned or text)
+    assert align_quantities(text, [reference]) == text
+    recall, _ = answer_recall(text, [reference], hedged=True)
+    assert (recall == 1.0) == (aligned is not None)
+    assert answer_recall(text, [reference])[0] == 0.0
+
+
 def test_align_quantities_rewrites_every_occurrence_in_a_long_text() -> None:
     text = "It weighs 5 kg. " * 2000
     assert align_quantities(text, ["about 5000 g"]) == "It weighs 5000 g. " * 2000

@@ -83,12 +83,13 @@ _ORDER_ASKED = re.compile(
 )
 
 
-def expected_part(record: Record, like: Sequence[str] = ()) -> Part:
+def expected_part(record: Record, like: Sequence[str] = (), hedged: bool = False) -> Part:
     """The expected response, its quantities and dates written as `like` (the texts shown
-    before it) writes them when the values are equal (lexical.align_quantities), and a list
-    of short items in the order `like` names them (lexical.align_list_order) unless the
-    request asks for an order."""
-    text = align_quantities(record.expected_text() or "", like)
+    before it) writes them when the values are equal (lexical.align_quantities; with
+    `hedged`, also a value within a hedge of `like`'s), and a list of short items in the
+    order `like` names them (lexical.align_list_order) unless the request asks for an
+    order."""
+    text = align_quantities(record.expected_text() or "", like, hedged)
     if not _ORDER_ASKED.search(record.request):
         text = align_list_order(text, " ".join(like))
     return fence("expected", text)

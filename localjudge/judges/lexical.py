@@ -1252,6 +1252,40 @@ def _forms(reference: Iterable[str]) -> dict[str, list[str]]:
     return forms
 
 
+# A close hedge of a reference's round quantity ("just over sixty miles", "twenty pounds
+# or thereabouts") allows values other than its own; a correctness judge, whose reference
+# is the response, reads an expected "100 km" as given by "just over sixty miles" (62.1
+# miles). "Well over" and "well under" give no close value, and a value written to more
+# than ROUND_DIGITS significant digits is no round one ("approximately 56,564 square
+# miles" is not 58,125), so those are left out.
+ROUND_DIGITS = 2
+_DIGITS_RUN = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _round(words: str) -> bool:
+    """Whether every number of a quantity's words has at most ROUND_DIGITS significant
+    digits ("sixty", "850", "2.5"; not "56,564" or "1.75")."""
+    numbers = _DIGITS_RUN.findall(_prepared(words))
+    return all(len(n.replace(".", "").strip("0")) <= ROUND_DIGITS for n in numbers)
+
+
+@functools.lru_cache(maxsize=32)
+def _hedged_forms(reference: tuple[str, ...]) -> tuple[tuple[str, str, str], ...]:
+    """(hedge, key, words as written with the hedge) of each round quantity (_round) of
+    the reference that has a close hedge before or after it."""
+    out = []
+    for text in reference:
+        at = 0
+        for a, b, key, words in _spans(text):
+            lead = _HEDGE_BEFORE.search(text, at, a) if _measure(key) else None
+            side = _hedge(lead.group(0).casefold()) if lead else _hedge(words)
+            close = side is not None and side not in (*_WELL_ABOVE, *_WELL_BELOW)
+            if _measure(key) and close and _round(text[a:b]):
+                out.append((side or "", key, text[lead.start() if lead else a : b]))
+            at = b
+    return tuple(out)
+
+
 # "5.68m" -> "5.68 m", not "24th" -> "24 th"
 _DIGIT_LETTER = re.compile(r"(?<=\d)(?=[^\W\d_])(?!(?:st|nd|rd|th)\b)")
 
@@ -1328,7 +1362,7 @@ def _align_named_days(text: str, reference: Sequence[str]) -> str:
     return text
 
 
-def align_quantities(text: str, reference: Iterable[str]) -> str:
+def align_quantities(text: str, reference: Iterable[str], hedged: bool = False) -> str:
     """`text` with each quantity and full date that `reference` holds with the same value,
     written another way, in the reference's words: "Half an hour in the clamps" -> "30
     minutes in the clamps" when the reference says "30 minutes"; "86 °F" -> "30 °C"; "1
@@ -1338,7 +1372,9 @@ def align_quantities(text: str, reference: Iterable[str]) -> str:
     metres", not "just under 21 metres" ("about" stays: "about 9 metres"). A phrase that
     the reference also writes as the text does (up to spelling and order) is left as it
     is, as is everything else. A named day is written as the reference writes its date
-    ("on Halloween" -> "on 31 October")."""
+    ("on Halloween" -> "on 31 October"). With `hedged`, a quantity without a hedge of its
+    own that a hedge of the reference allows is written as the reference writes it, hedge
+    and all: "100 km" -> "just over sixty miles" (_hedged_forms)."""
     reference = list(reference)
     spans = _spans(text)
     forms = _forms(reference) if spans else {}
@@ -1363,6 +1399,12 @@ def align_quantities(text: str, reference: Iterable[str]) -> str:
         if after is not None and not written:  # "14 km, roughly" -> "nine miles"
             written = [f for k, fs in forms.items() if _within(after, key, k) for f in fs]
             after = None  # within the hedge: it goes with the value
+        if hedged and not written and hedge is None and _measure(key) and not _hedge(words):
+            within = [f for s, k, f in _hedged_forms(tuple(reference)) if _within(s, k, key)]
+            if within:  # "100 km" -> "just over sixty miles": the reference's hedge allows it
+                parts += [text[at:a], _cased(within[0], text[a:b], a <= start)]
+                at = b
+                continue
         bare = _HEDGE_AFTER.sub("", text[a:b])  # "277 miles or so" is written as "277 miles"
         if written and not any(_spelt_alike(bare, form) for form in written):
             if hedge is None and _measure(key):  # matched by value: "just under 70 feet"
@@ -1451,12 +1493,25 @@ def lexical_support(text: str, evidence: Iterable[str]) -> tuple[float, list[str
     return _support([(w, key) for w, key in _words(text) if w not in STOPWORDS], evidence)
 
 
-def _support(words: Sequence[tuple[str, str]], evidence: Iterable[str]) -> tuple[float, list[str]]:
-    """lexical_support of words already read (word, key)."""
+def _support(
+    words: Sequence[tuple[str, str]], evidence: Iterable[str], hedged: bool = False
+) -> tuple[float, list[str]]:
+    """lexical_support of words already read (word, key); with `hedged`, a quantity
+    without a hedge of its own is also found within a hedge the evidence gives one
+    (_hedged_forms: "100 km" in "just over sixty miles")."""
     if not words:
         return 1.0, []
+    evidence = tuple(evidence)
     known = _known(evidence)
-    missing = [w for w, key in words if not _found(w, key, known)]
+    forms = _hedged_forms(evidence) if hedged else ()
+
+    def found(word: str, key: str) -> bool:
+        if _found(word, key, known):
+            return True
+        own = _hedge(word) if key.startswith(_QUANTITY_KEYS) else "-"
+        return own is None and any(_within(side, k, key) for side, k, _ in forms)
+
+    missing = [w for w, key in words if not found(w, key)]
     return 1.0 - len(missing) / len(words), list(dict.fromkeys(missing))
 
 
@@ -1551,16 +1606,19 @@ POLAR_WORDS = frozenset({"yes", "true", "false"})
 _NOT_ANSWER_WORDS = STOPWORDS | POLAR_WORDS  # "no" is a stopword
 
 
-def answer_recall(expected: str, passages: Iterable[str]) -> tuple[float | None, list[str]]:
+def answer_recall(
+    expected: str, passages: Iterable[str], hedged: bool = False
+) -> tuple[float | None, list[str]]:
     """(share of the expected answer's content words that occur in the passages, the words
     that do not). None when the answer has no content words beyond yes/no/true/false: then
-    the words say nothing about whether the passages suffice."""
+    the words say nothing about whether the passages suffice. `hedged`: a value within a
+    hedge the passages give it counts as found (_support)."""
     words = [(w, key) for w, key in _words(expected) if w not in _NOT_ANSWER_WORDS]
     if not words:
         return None, []
     # the words as read, not joined and read again: "10,935 metres (about 11 km)" is two
     # quantities, not one of 21,935 metres
-    return _support(words, passages)
+    return _support(words, passages, hedged)
 
 
 # An expected answer may list the answers it accepts, separated by " / " ("Gary Lewis & the
@@ -1568,11 +1626,13 @@ def answer_recall(expected: str, passages: Iterable[str]) -> tuple[float | None,
 ALTERNATIVES = " / "
 
 
-def best_answer_recall(expected: str, evidence: Iterable[str]) -> tuple[float | None, list[str]]:
+def best_answer_recall(
+    expected: str, evidence: Iterable[str], hedged: bool = False
+) -> tuple[float | None, list[str]]:
     """answer_recall of the best of the accepted answers that `expected` lists (ALTERNATIVES
     between them); of `expected` itself when it lists one."""
     texts = list(evidence)
-    results = [answer_recall(a, texts) for a in expected.split(ALTERNATIVES) if a.strip()]
+    results = [answer_recall(a, texts, hedged) for a in expected.split(ALTERNATIVES) if a.strip()]
     known = [r for r in results if r[0] is not None]
     if not known:
         return None, []

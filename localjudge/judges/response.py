@@ -161,7 +161,7 @@ def _correctness(r: Record) -> list[Part]:
     return [
         request_part(r),
         fence("response", _shown_reply(r)),
-        expected_part(r, like=[r.response or ""]),
+        expected_part(r, like=[r.response or ""], hedged=True),
         question(CORRECTNESS_Q),
     ]
 
@@ -630,7 +630,8 @@ safety = CombinedJudge(
 
 def expected_recall(record: Record) -> dict[str, float]:
     """{"answer_recall": the share of the expected answer's content words found in the
-    response}, quantities matched by value, the best of the answers it accepts (" / "
+    response}, quantities matched by value or within a hedge the response gives them
+    ("100 km" in "just over sixty miles"), the best of the answers it accepts (" / "
     between them). An expected answer that starts with yes or no, against a response that
     gives a yes or a no (in so many words or "They didn't."), counts 1.0 when they agree
     and 0.0 when they do not; 1.0 when the expected answer names nothing else to look for
@@ -639,7 +640,7 @@ def expected_recall(record: Record) -> dict[str, float]:
     answer, (reply, _) = answer_word(expected), reply_word(record.response or "")
     if answer is not None and reply is not None:
         return {"answer_recall": 1.0 if reply == answer else 0.0}
-    recall, _ = best_answer_recall(expected, [record.response or ""])
+    recall, _ = best_answer_recall(expected, [record.response or ""], hedged=True)
     return {"answer_recall": 1.0 if recall is None else recall}
 
 
@@ -674,7 +675,8 @@ correctness = CombinedJudge(
         "question": CORRECTNESS_Q,
         "expected": "its quantities and dates as the response writes them when equal or "
         "within its own hedge (a one-sided hedge goes with an equal value; a temperature's "
-        f"within half a degree; {READINGS}); a list of short items in the response's order "
+        "within half a degree), or hedge and all when within a close hedge of the "
+        f"response's ({READINGS}); a list of short items in the response's order "
         "unless the request asks for one (items found by every word when one has no content "
         "word)",
         "response": "a yes or no given in other words shown with the word first "
@@ -691,8 +693,8 @@ correctness = CombinedJudge(
     signals=correctness_signals,
     signal_texts={
         "answer_recall": "share of the expected answer's content words found in the "
-        f"response (judges/lexical.py best_answer_recall; {RECALL_READINGS}); 1.0 for a "
-        "yes/no answer",
+        f"response (judges/lexical.py best_answer_recall; {RECALL_READINGS}; a value "
+        "within a close hedge of the response's); 1.0 for a yes/no answer",
         "between_answers": "1 if the response hedges between answers and names one the "
         "expected answer does not (judges/lexical.py between_answers), else 0",
     },
