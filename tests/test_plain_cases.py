@@ -490,6 +490,21 @@ READINGS_SETS = {
         ("hedged", "feet-and-inches"),
         (READINGS, READINGS_2, READINGS_3, DATA / "plain-hedges", DATA / "plain-hedges-2"),
     ),
+    "plain-readings-5": Readings(
+        DATA / "plain-readings-5",
+        "readings5",
+        24,
+        ("before", "after"),
+        (
+            READINGS,
+            READINGS_2,
+            READINGS_3,
+            DATA / "plain-hedges",
+            DATA / "plain-hedges-2",
+            DATA / "plain-readings-4",
+        ),
+        judges=("correctness",),
+    ),
 }
 
 
