@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from localjudge.judges import lexical
 from localjudge.judges.lexical import (
     STOPWORDS,
     align_list_order,
@@ -97,6 +98,44 @@ def test_missing_key_terms_ignores_paraphrase_and_catches_a_changed_name_or_numb
     assert missing == ["pasteur"] and share == pytest.approx(1 / 2)
     assert missing_key_terms("It was discovered in 1929.", passage) == (1.0, ["1929"])
     assert missing_key_terms("it was discovered long ago.", passage) == (None, [])
+
+
+@pytest.mark.parametrize(
+    ("text", "passage", "missing"),
+    [
+        # a quantity counted in words is a key term, found by its value
+        ("The walk is twenty miles.", "The walk is 15 miles long.", ["twenty miles"]),
+        ("The walk is twenty miles.", "The walk is 32 km long.", []),
+        ("Leave it for about five minutes.", "Leave it for 20 minutes.", ["about five minutes"]),
+        ("It holds half a litre.", "It holds 500 ml.", []),
+        # one unit ("an hour", "a second") is no count; a count without a unit is none
+        ("A second film came out.", "The film came out in 1972.", []),
+        ("Arrive an hour early.", "Arrive 30 minutes early.", []),
+        ("Three things: a torch, a map and a hat.", "Bring a torch.", []),
+    ],
+)
+def test_a_quantity_counted_in_words_is_a_key_term(
+    text: str, passage: str, missing: list[str]
+) -> None:
+    assert missing_key_terms(text, [passage])[1] == missing
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("for all ages", ["for", "all", "ages"]),  # not "a" + "g" (gram) + "es"
+        ("tens of them", ["tens", "of", "them"]),
+        ("5g of salt", ["5g", "of", "salt"]),
+        # a range: two quantities, not their sum as in "2 hours and 30 minutes"
+        (
+            "between twenty minutes and half an hour",
+            ["between", "twenty minutes", "and", "half an hour"],
+        ),
+        ("2 hours and 30 minutes", ["2 hours and 30 minutes"]),
+    ],
+)
+def test_a_quantity_is_read_only_where_it_is_one(text: str, words: list[str]) -> None:
+    assert [w for w, _ in lexical._words(text)] == words
 
 
 def test_a_list_items_first_word_and_number_are_not_key_terms() -> None:

@@ -289,7 +289,7 @@ _QUANTITY = re.compile(
     rf"|(?P<before>{_BEFORE_UNIT})(?=[\s-]+(?:{_UNIT})\b)"
     rf"|(?P<one>an?|one)(?=[\s-]+(?:{_UNIT})s?[\s-]+and (?:{_AND_PART})\b)"
     rf"|(?P<count>{_COUNT}|an?)(?:[\s-]+(?P<scale2>{_SCALE}))?"
-    rf")(?:[\s-]*(?:(?:full|whole)\s+)?(?P<unit>{_UNIT})(?:e?s)?\b"
+    rf")(?:(?:(?<=\d)[\s-]*|[\s-]+)(?:(?:full|whole)\s+)?(?P<unit>{_UNIT})(?:e?s)?\b"
     rf"(?: and (?P<andpart>{_AND_PART})\b)?)?"
 )
 
@@ -945,6 +945,9 @@ def _money_word(key: str, written: str) -> str:
     return f"{_MONEY_SIGNS[currency]}{amount}" if currency in _MONEY_SIGNS else written
 
 
+_BETWEEN_END = re.compile(r"\bbetween\s+$")
+
+
 def _phrases(folded: str) -> list[tuple[int, int, str]]:
     """(start, end, key) of each price, full date, clock time, quantity and share of a
     folded text, in order."""
@@ -965,8 +968,14 @@ def _phrases(folded: str) -> list[tuple[int, int, str]]:
         if key is None or any(m.start() < end and m.end() > start for start, end, _ in spans):
             continue
         last = quantities[-1] if quantities else None
-        if last and _same_kind(last[2], key) and _JOIN.fullmatch(folded[last[1] : m.start()]):
-            # "1 h 15 min", "2 hours and 30 minutes": one quantity, the sum
+        if (
+            last
+            and _same_kind(last[2], key)
+            and _JOIN.fullmatch(folded[last[1] : m.start()])
+            and not _BETWEEN_END.search(folded, 0, last[0])
+        ):
+            # "1 h 15 min", "2 hours and 30 minutes": one quantity, the sum ("between twenty
+            # minutes and half an hour" is two)
             quantities[-1] = (last[0], m.end(), _sum(last[2], key))
         else:
             quantities.append((m.start(), m.end(), key))
@@ -1752,10 +1761,11 @@ def _numbers(text: str) -> set[str]:
 
 def key_terms(text: str) -> list[str]:
     """The text's numbers in digits and capitalised names (not sentence-initial), in order,
-    each once; names case-folded. A numbered list's numbers are not the text's ("1. Bring
-    ID"). Numbers in words are left out: answers count what passages list ("Three things:
-    ..."), which is no claim a passage could hold. A named day is its date ("Christmas Eve"
-    gives "24" and "december")."""
+    each once; names case-folded; then its quantities counted in words ("twenty miles",
+    "about five minutes", "half a litre": _counted_in_words). A numbered list's numbers are
+    not the text's ("1. Bring ID"). Other numbers in words are left out: answers count what
+    passages list ("Three things: ..."), which is no claim a passage could hold. A named
+    day is its date ("Christmas Eve" gives "24" and "december")."""
     text = _NAMED_DAY.sub(lambda m: _named_date(m).title(), text)
     text = _WEEK.sub(lambda m: _week(m).title().replace(" To ", " to "), text)
     starts = {m.start(1) for m in _SENTENCE_START.finditer(text)}
@@ -1769,7 +1779,20 @@ def key_terms(text: str) -> list[str]:
             terms.append(word.replace(",", ""))
         elif word[0].isupper() and m.start() not in starts and word.casefold() not in STOPWORDS:
             terms.append(word.casefold())
+    terms += [w for w, key in _words(text) if _measure(key) and _counted_in_words(w)]
     return list(dict.fromkeys(terms))
+
+
+_ONE_UNIT = re.compile(r"an?\b")
+
+
+def _counted_in_words(word: str) -> bool:
+    """Whether a quantity's word gives its count in words ("four hours", "about twenty
+    miles", "half a kilometre"), not in digits (a key term already) and not as one unit
+    ("an hour", "a second": "a second film" is no quantity)."""
+    hedge = _hedge(word)
+    count = word[len(hedge) :].lstrip(" .") if hedge else word
+    return not any(c.isdigit() for c in count) and not _ONE_UNIT.match(count)
 
 
 def missing_key_terms(text: str, evidence: Iterable[str]) -> tuple[float | None, list[str]]:

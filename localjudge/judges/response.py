@@ -18,7 +18,8 @@ and the rating is that P against the judge's threshold (a small model's per-stat
 noisy, so the minimum alone falls with the number of statements even for faithful long
 answers; fitted on every dev row, the mean and the count carry the weight and the minimum
 little). The last term needs no model: the numbers and names of the response that no
-passage gives (`key_terms_not_in_context`; a number is found by its value, in words or in
+passage gives (`key_terms_not_in_context`: numbers in digits, quantities counted in words
+such as "twenty miles", and names; a number is found by its value, in words or in
 another unit), the edits a changed figure, date or name makes, which the model reading one
 passage at a time often passes. Each statement's result names the passage that supports it
 best and how strongly (`statement_evidence`). Word overlap (`lexical_support`,
@@ -308,8 +309,9 @@ class GroundednessJudge(LlmJudgeBase):
             f"a temperature's within half a degree); {READINGS}",
             "combine": GROUNDEDNESS_MODEL.describe()
             + "; mean and min over statements of logit(max over passages P(yes)), "
-            "log_statements = log(number of statements), key_missing = 1 if a number or "
-            "name of the response is in no passage (by value, in words or other units; "
+            "log_statements = log(number of statements), key_missing = 1 if a number (in "
+            "digits, or a quantity counted in words) or name of the response is in no "
+            "passage (by value, in words or other units; "
             "not a list's bullet word or number), else 0; rating = P(yes) >= threshold",
         }
 
