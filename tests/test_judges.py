@@ -312,6 +312,35 @@ def test_correctness_rates_a_hedge_between_answers_incorrect(
 
 
 @pytest.mark.parametrize(
+    ("asked", "response", "expected", "recall"),
+    [
+        # the expected answer restates the request: only what it adds is looked for
+        (
+            "How much does the Crannock eagle weigh?",
+            "About 190 kg.",
+            "The Crannock eagle weighs 190 kg.",
+            1.0,
+        ),
+        (
+            "How much does the Crannock eagle weigh?",
+            "150 kg.",
+            "The Crannock eagle weighs 190 kg.",
+            0.0,
+        ),
+        ("Capital of Japan, and its currency?", "Tokyo.", "Tokyo; the currency is the yen.", 0.5),
+        # a choice question: every word is the request's, so every word is looked for
+        ("Is Paris or Lyon the capital?", "Lyon.", "Paris is the capital.", 0.0),
+    ],
+)
+def test_correctness_recall_leaves_out_what_the_request_says(
+    asked: str, response: str, expected: str, recall: float
+) -> None:
+    record = replace(FULL, request=asked, response=response, expected_response=expected)
+    row, _ = run_one(["correctness"], record, [("yes", 0.6)])
+    assert row["response/llm_judged/correctness/answer_recall"] == recall
+
+
+@pytest.mark.parametrize(
     ("response", "expected", "shown", "recall"),
     [
         ("Just over sixty miles.", "100 km", "Just over sixty miles", 1.0),  # 62.1 miles

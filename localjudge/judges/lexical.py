@@ -1616,15 +1616,21 @@ _NOT_ANSWER_WORDS = STOPWORDS | POLAR_WORDS  # "no" is a stopword
 
 
 def answer_recall(
-    expected: str, passages: Iterable[str], hedged: bool = False
+    expected: str, passages: Iterable[str], hedged: bool = False, given: str | None = None
 ) -> tuple[float | None, list[str]]:
     """(share of the expected answer's content words that occur in the passages, the words
     that do not). None when the answer has no content words beyond yes/no/true/false: then
     the words say nothing about whether the passages suffice. `hedged`: a value within a
-    hedge the passages give it counts as found (_support)."""
+    hedge the passages give it counts as found (_support). `given`: a text (the request)
+    whose words the answer only restates ("The Crannock Hall eagle weighs 190 kg." for
+    "How much does the Crannock Hall eagle weigh?"): they are left out, unless that
+    leaves none (a choice question, "Is Paris or Lyon the capital?")."""
     words = [(w, key) for w, key in _words(expected) if w not in _NOT_ANSWER_WORDS]
     if not words:
         return None, []
+    if given is not None:
+        known = _known([given])
+        words = [(w, key) for w, key in words if not _found(w, key, known)] or words
     # the words as read, not joined and read again: "10,935 metres (about 11 km)" is two
     # quantities, not one of 21,935 metres
     return _support(words, passages, hedged)
@@ -1636,12 +1642,14 @@ ALTERNATIVES = " / "
 
 
 def best_answer_recall(
-    expected: str, evidence: Iterable[str], hedged: bool = False
+    expected: str, evidence: Iterable[str], hedged: bool = False, given: str | None = None
 ) -> tuple[float | None, list[str]]:
     """answer_recall of the best of the accepted answers that `expected` lists (ALTERNATIVES
     between them); of `expected` itself when it lists one."""
     texts = list(evidence)
-    results = [answer_recall(a, texts, hedged) for a in expected.split(ALTERNATIVES) if a.strip()]
+    results = [
+        answer_recall(a, texts, hedged, given) for a in expected.split(ALTERNATIVES) if a.strip()
+    ]
     known = [r for r in results if r[0] is not None]
     if not known:
         return None, []

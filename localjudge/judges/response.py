@@ -633,7 +633,10 @@ safety = CombinedJudge(
 def expected_recall(record: Record) -> dict[str, float]:
     """{"answer_recall": the share of the expected answer's content words found in the
     response}, quantities matched by value or within a hedge the response gives them
-    ("100 km" in "just over sixty miles"), the best of the answers it accepts (" / "
+    ("100 km" in "just over sixty miles"), words the request already says left out
+    ("Crannock Hall's stone eagle weighs 190 kg." for "How much does the stone eagle on
+    the Crannock Hall gatepost weigh?" looks for "190 kg"), the best of the answers it
+    accepts (" / "
     between them). An expected answer that starts with yes or no, against a response that
     gives a yes or a no (in so many words or "They didn't."), counts 1.0 when they agree
     and 0.0 when they do not; 1.0 when the expected answer names nothing else to look for
@@ -642,7 +645,9 @@ def expected_recall(record: Record) -> dict[str, float]:
     answer, (reply, _) = answer_word(expected), reply_word(record.response or "")
     if answer is not None and reply is not None:
         return {"answer_recall": 1.0 if reply == answer else 0.0}
-    recall, _ = best_answer_recall(expected, [record.response or ""], hedged=True)
+    recall, _ = best_answer_recall(
+        expected, [record.response or ""], hedged=True, given=record.request
+    )
     return {"answer_recall": 1.0 if recall is None else recall}
 
 
@@ -694,9 +699,10 @@ correctness = CombinedJudge(
     verdicts=("correct", "incorrect"),
     signals=correctness_signals,
     signal_texts={
-        "answer_recall": "share of the expected answer's content words found in the "
-        f"response (judges/lexical.py best_answer_recall; {RECALL_READINGS}; a value "
-        "within a close hedge of the response's); 1.0 for a yes/no answer",
+        "answer_recall": "share of the expected answer's content words not in the request "
+        "(all of them if none is left) found in the response (judges/lexical.py "
+        f"best_answer_recall; {RECALL_READINGS}; a value within a close hedge of the "
+        "response's); 1.0 for a yes/no answer",
         "between_answers": "1 if the response hedges between answers and names one the "
         "expected answer does not (judges/lexical.py between_answers), else 0",
     },

@@ -46,7 +46,7 @@ def recall_after_request(expected: str, response: str, request: str) -> float | 
         if not words:
             continue
         new = [(w, k) for w, k in words if not lx._found(w, k, given)]
-        recall, _ = lx._support(new or words, [response])
+        recall, _ = lx._support(new or words, [response], hedged=True)
         best = recall if best is None else max(best, recall)
     return best
 
