@@ -506,6 +506,22 @@ READINGS_SETS = {
         ),
         judges=("correctness",),
     ),
+    "plain-restated": Readings(
+        DATA / "plain-restated",
+        "restated",
+        24,
+        ("one-part", "two-part"),
+        (
+            READINGS,
+            READINGS_2,
+            READINGS_3,
+            DATA / "plain-hedges",
+            DATA / "plain-hedges-2",
+            DATA / "plain-readings-4",
+            DATA / "plain-readings-5",
+        ),
+        judges=("correctness",),
+    ),
 }
 
 
