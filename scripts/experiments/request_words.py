@@ -12,8 +12,11 @@ response_signals.py (the shipped question's P(yes), "shipped"), no model:
 
 The variant leaves out of each accepted answer's content words those found in the
 request, unless that leaves none (a choice question, "Is Paris or Lyon the capital?",
-keeps every word). Prints balanced accuracy per source at the default threshold with the
-shipped combination (CORRECTNESS_MODEL, not refitted) and the rows whose rating changes.
+keeps every word). Measured and not adopted in the thirteenth round; adopted in the
+sixteenth (answer_recall's `given`), since when "shipped" is the variant and "kept" is
+recall with the request's words kept, as before. Prints balanced accuracy per source at
+the default threshold with the shipped combination (CORRECTNESS_MODEL, not refitted) and
+the rows whose rating changes.
 """
 
 from __future__ import annotations
@@ -37,27 +40,14 @@ from localjudge.models.catalogue import default_model_id, load_catalogue  # noqa
 from localjudge.records import Record, validate_row  # noqa: E402
 
 
-def recall_after_request(expected: str, response: str, request: str) -> float | None:
-    """The best accepted answer's recall in the response, without the request's words."""
-    given = lx._known([request])
-    best: float | None = None
-    for answer in expected.split(lx.ALTERNATIVES):
-        words = [(w, k) for w, k in lx._words(answer) if w not in lx._NOT_ANSWER_WORDS]
-        if not words:
-            continue
-        new = [(w, k) for w, k in words if not lx._found(w, k, given)]
-        recall, _ = lx._support(new or words, [response], hedged=True)
-        best = recall if best is None else max(best, recall)
-    return best
-
-
-def variant(record: Record) -> float:
-    """expected_recall's answer_recall with recall_after_request in place of recall."""
+def kept(record: Record) -> float:
+    """expected_recall's answer_recall with the request's words kept (as before the
+    sixteenth round)."""
     expected = record.expected_text() or ""
     answer, (reply, _) = lx.answer_word(expected), lx.reply_word(record.response or "")
     if answer is not None and reply is not None:
         return 1.0 if reply == answer else 0.0
-    recall = recall_after_request(expected, record.response or "", record.request or "")
+    recall, _ = lx.best_answer_recall(expected, [record.response or ""], hedged=True)
     return 1.0 if recall is None else recall
 
 
@@ -73,16 +63,13 @@ def load(unit_id: str) -> Record:
 def main(paths: list[str]) -> int:
     t = load_catalogue()[default_model_id()].thresholds["correctness"]
     counts: dict[str, dict[str, list[int]]] = defaultdict(
-        lambda: {"shipped": [0, 0, 0, 0], "variant": [0, 0, 0, 0]}
+        lambda: {"kept": [0, 0, 0, 0], "shipped": [0, 0, 0, 0]}
     )
     for path in paths:
         for line in Path(path).read_text().splitlines():
             u = json.loads(line)
             record = load(u["id"])
-            recalls = {
-                "shipped": expected_recall(record)["answer_recall"],
-                "variant": variant(record),
-            }
+            recalls = {"kept": kept(record), "shipped": expected_recall(record)["answer_recall"]}
             between = correctness_signals(record)["between_answers"]
             ps = {
                 k: CORRECTNESS_MODEL(
@@ -98,19 +85,19 @@ def main(paths: list[str]) -> int:
                 else:
                     c[2] += p < t
                     c[3] += 1
-            if (ps["shipped"] >= t) != (ps["variant"] >= t):
+            if (ps["kept"] >= t) != (ps["shipped"] >= t):
                 print(
-                    f"turns: {u['source']} label {u['label']} recall {recalls['shipped']:.2f} -> "
-                    f"{recalls['variant']:.2f}, P {ps['shipped']:.2f} -> {ps['variant']:.2f}: "
+                    f"turns: {u['source']} label {u['label']} recall {recalls['kept']:.2f} -> "
+                    f"{recalls['shipped']:.2f}, P {ps['kept']:.2f} -> {ps['shipped']:.2f}: "
                     f"{record.request[:70]!r}"
                 )
 
     def ba(c: list[int]) -> float:
         return (c[0] / max(c[1], 1) + c[2] / max(c[3], 1)) / 2
 
-    plain: dict[str, list[float]] = {"shipped": [], "variant": []}
+    plain: dict[str, list[float]] = {"kept": [], "shipped": []}
     for source, by in sorted(counts.items()):
-        print(f"{source:20s} shipped {ba(by['shipped']):.3f}  variant {ba(by['variant']):.3f}")
+        print(f"{source:20s} kept {ba(by['kept']):.3f}  shipped {ba(by['shipped']):.3f}")
         if not source.startswith("EVOUNA"):
             for k in plain:
                 plain[k].append(ba(by[k]))
