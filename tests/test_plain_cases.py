@@ -456,6 +456,16 @@ class Readings(NamedTuple):
     judges: tuple[str, ...] = ("context_sufficiency", "correctness", "groundedness")
 
 
+READINGS_4 = DATA / "plain-readings-4"
+# The sets written before plain-readings-4, which the later ones share no request with.
+BEFORE_READINGS_4 = (
+    READINGS,
+    READINGS_2,
+    READINGS_3,
+    DATA / "plain-hedges",
+    DATA / "plain-hedges-2",
+)
+
 READINGS_SETS = {
     "plain-readings": Readings(READINGS, "readings", 16, ("fraction", "named-day"), ()),
     "plain-readings-2": Readings(
@@ -485,25 +495,14 @@ READINGS_SETS = {
         judges=("correctness",),
     ),
     "plain-readings-4": Readings(
-        DATA / "plain-readings-4",
-        "readings4",
-        12,
-        ("hedged", "feet-and-inches"),
-        (READINGS, READINGS_2, READINGS_3, DATA / "plain-hedges", DATA / "plain-hedges-2"),
+        READINGS_4, "readings4", 12, ("hedged", "feet-and-inches"), BEFORE_READINGS_4
     ),
     "plain-readings-5": Readings(
         DATA / "plain-readings-5",
         "readings5",
         24,
         ("before", "after"),
-        (
-            READINGS,
-            READINGS_2,
-            READINGS_3,
-            DATA / "plain-hedges",
-            DATA / "plain-hedges-2",
-            DATA / "plain-readings-4",
-        ),
+        (*BEFORE_READINGS_4, READINGS_4),
         judges=("correctness",),
     ),
     "plain-restated": Readings(
@@ -511,15 +510,7 @@ READINGS_SETS = {
         "restated",
         24,
         ("one-part", "two-part"),
-        (
-            READINGS,
-            READINGS_2,
-            READINGS_3,
-            DATA / "plain-hedges",
-            DATA / "plain-hedges-2",
-            DATA / "plain-readings-4",
-            DATA / "plain-readings-5",
-        ),
+        (*BEFORE_READINGS_4, READINGS_4, DATA / "plain-readings-5"),
         judges=("correctness",),
     ),
 }
