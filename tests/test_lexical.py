@@ -111,6 +111,9 @@ def test_missing_key_terms_ignores_paraphrase_and_catches_a_changed_name_or_numb
         # one unit ("an hour", "a second") is no count; a count without a unit is none
         ("A second film came out.", "The film came out in 1972.", []),
         ("Arrive an hour early.", "Arrive 30 minutes early.", []),
+        ("It is a hundred miles away.", "It is 120 miles away.", ["100 miles"]),
+        ("It is twenty-five miles away.", "It is 30 miles away.", ["25 miles"]),
+        ("It is 25 miles away.", "It is 30 miles away.", ["25"]),  # a number in digits
         ("Three things: a torch, a map and a hat.", "Bring a torch.", []),
     ],
 )

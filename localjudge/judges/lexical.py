@@ -1517,8 +1517,8 @@ def _support(
     def found(word: str, key: str) -> bool:
         if _found(word, key, known):
             return True
-        own = _hedge(word) if key.startswith(_QUANTITY_KEYS) else "-"
-        return own is None and any(_within(side, k, key) for side, k, _ in forms)
+        unhedged = key.startswith(_QUANTITY_KEYS) and _hedge(word) is None
+        return unhedged and any(_within(side, k, key) for side, k, _ in forms)
 
     missing = [w for w, key in words if not found(w, key)]
     return 1.0 - len(missing) / len(words), list(dict.fromkeys(missing))
@@ -1787,20 +1787,22 @@ def key_terms(text: str) -> list[str]:
             terms.append(word.replace(",", ""))
         elif word[0].isupper() and m.start() not in starts and word.casefold() not in STOPWORDS:
             terms.append(word.casefold())
-    terms += [w for w, key in _words(text) if _measure(key) and _counted_in_words(w)]
+    digits = {t for t in terms if t[0].isdigit()}
+    terms += [w for w, key in _words(text) if _measure(key) and _counted_in_words(w, digits)]
     return list(dict.fromkeys(terms))
 
 
-_ONE_UNIT = re.compile(r"an?\b")
+_ONE_UNIT = re.compile(r"an?[\s-]+[^\W\d_]+$")  # "an hour", "a-mile"; not "a hundred miles"
 
 
-def _counted_in_words(word: str) -> bool:
-    """Whether a quantity's word gives its count in words ("four hours", "about twenty
-    miles", "half a kilometre"), not in digits (a key term already) and not as one unit
-    ("an hour", "a second": "a second film" is no quantity)."""
+def _counted_in_words(word: str, digits: AbstractSet[str]) -> bool:
+    """Whether a quantity's word (as read: "a hundred miles" is "100 miles") gives its count
+    in words ("four hours", "about twenty miles", "half a kilometre", "a hundred miles"),
+    not in the text's own digits (`digits`, key terms already) and not as one unit ("an
+    hour", "a second": "a second film" is no quantity)."""
     hedge = _hedge(word)
     count = word[len(hedge) :].lstrip(" .") if hedge else word
-    return not any(c.isdigit() for c in count) and not _ONE_UNIT.match(count)
+    return not _ONE_UNIT.match(count) and not (_numbers(count) and _numbers(count) <= digits)
 
 
 def missing_key_terms(text: str, evidence: Iterable[str]) -> tuple[float | None, list[str]]:

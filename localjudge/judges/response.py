@@ -636,11 +636,10 @@ def expected_recall(record: Record) -> dict[str, float]:
     ("100 km" in "just over sixty miles"), words the request already says left out
     ("Crannock Hall's stone eagle weighs 190 kg." for "How much does the stone eagle on
     the Crannock Hall gatepost weigh?" looks for "190 kg"), the best of the answers it
-    accepts (" / "
-    between them). An expected answer that starts with yes or no, against a response that
-    gives a yes or a no (in so many words or "They didn't."), counts 1.0 when they agree
-    and 0.0 when they do not; 1.0 when the expected answer names nothing else to look for
-    and the response's yes or no cannot be read."""
+    accepts (" / " between them). An expected answer that starts with yes or no, against a
+    response that gives a yes or a no (in so many words or "They didn't."), counts 1.0 when
+    they agree and 0.0 when they do not; 1.0 when the expected answer names nothing else to
+    look for and the response's yes or no cannot be read."""
     expected = record.expected_text() or ""
     answer, (reply, _) = answer_word(expected), reply_word(record.response or "")
     if answer is not None and reply is not None:
