@@ -127,6 +127,7 @@ def test_a_quantity_counted_in_words_is_a_key_term(
     ("text", "words"),
     [
         ("for all ages", ["for", "all", "ages"]),  # not "a" + "g" (gram) + "es"
+        ("for ages or so", ["for", "ages", "or", "so"]),  # nor "about ages" (a hedge after)
         ("tens of them", ["tens", "of", "them"]),
         ("5g of salt", ["5g", "of", "salt"]),
         # a range: two quantities, not their sum as in "2 hours and 30 minutes"

@@ -282,6 +282,9 @@ _COUNT = r"\d+(?:\.\d+)?|" + "|".join(
 )
 _UNIT = "|".join(sorted(_UNITS, key=len, reverse=True))
 _SCALE = "|".join(_SCALES)
+# Between a count and its unit: nothing after digits ("5g"), a space or hyphen after words
+# ("a gram", "ten-metre"; "ages" is no gram, "tens" no seconds).
+_COUNT_GAP = r"(?:(?<=\d)[\s-]*|[\s-]+)"
 _QUANTITY = re.compile(
     rf"(?<![\w.])(?P<minus>-|minus )?(?:"
     rf"(?P<whole>{_COUNT}) and (?P<part>{_AND_PART})(?:[\s-]+(?P<scale1>{_SCALE}))?"
@@ -289,7 +292,7 @@ _QUANTITY = re.compile(
     rf"|(?P<before>{_BEFORE_UNIT})(?=[\s-]+(?:{_UNIT})\b)"
     rf"|(?P<one>an?|one)(?=[\s-]+(?:{_UNIT})s?[\s-]+and (?:{_AND_PART})\b)"
     rf"|(?P<count>{_COUNT}|an?)(?:[\s-]+(?P<scale2>{_SCALE}))?"
-    rf")(?:(?:(?<=\d)[\s-]*|[\s-]+)(?:(?:full|whole)\s+)?(?P<unit>{_UNIT})(?:e?s)?\b"
+    rf")(?:{_COUNT_GAP}(?:(?:full|whole)\s+)?(?P<unit>{_UNIT})(?:e?s)?\b"
     rf"(?: and (?P<andpart>{_AND_PART})\b)?)?"
 )
 
@@ -446,7 +449,7 @@ _SPACE = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
 
 # A unit word, singular or plural, and a count with its unit ("ten metres", "a mile").
 _UNIT_WORD = rf"(?:{_UNIT})(?:e?s)?"
-_COUNTED = rf"(?:{_COUNT}|an?)[\s-]*{_UNIT_WORD}"
+_COUNTED = rf"(?:{_COUNT}|an?){_COUNT_GAP}{_UNIT_WORD}"
 
 # A hedge after a quantity reads as the one before it: "ten metres and a bit" is "just over
 # ten metres"; "14 km, roughly", "14 km or so", "14 km, give or take (a kilometre)" and
@@ -1268,13 +1271,12 @@ def _forms(reference: Iterable[str]) -> dict[str, list[str]]:
 # than ROUND_DIGITS significant digits is no round one ("approximately 56,564 square
 # miles" is not 58,125), so those are left out.
 ROUND_DIGITS = 2
-_DIGITS_RUN = re.compile(r"\d+(?:\.\d+)?")
 
 
 def _round(words: str) -> bool:
     """Whether every number of a quantity's words has at most ROUND_DIGITS significant
     digits ("sixty", "850", "2.5"; not "56,564" or "1.75")."""
-    numbers = _DIGITS_RUN.findall(_prepared(words))
+    numbers = _numbers(_prepared(words))
     return all(len(n.replace(".", "").strip("0")) <= ROUND_DIGITS for n in numbers)
 
 
@@ -1683,15 +1685,17 @@ _COULD_BE = (  # "though it might be Venus", "but it could just as easily be in 
     r"(?:(?:also|equally|just as (?:easily|well)|as (?:easily|well))\s+be\s+"
     r"|be\s+(?:(?:in|at|on|from|by|under|near)\s+)?(?:the\s+)?(?=(?-i:[A-Z])))"
 )  # a caveat is not an answer: "but it may be a good idea to book", "it may be 14 days"
-_DOUBT = (  # doubt voiced anywhere in a response
+_DOUBT = re.compile(  # doubt voiced anywhere in a response
     r"\b(?:maybe|perhaps|possibly|probably|not sure|unsure|not certain|can['\u2019]t "
     r"(?:remember|recall|say)|cannot (?:remember|recall|say)|don['\u2019]t (?:know|remember)|"
     r"escapes me|i forget|i think|i believe|i guess|my guess|i['\u2019]d guess|i reckon|"
-    r"second[- ]guess\w*|no idea)\b"
+    r"second[- ]guess\w*|no idea)\b",
+    re.IGNORECASE,
 )
-_LOOSE_OR = (  # an "or" that loosens a quantity or a time, not one that joins answers
+_LOOSE_OR = re.compile(  # an "or" that loosens a quantity or a time, not one joining answers
     r"\bor\s+(?:so|thereabouts|more|less|fewer|longer|shorter|two|three|beyond|over|under|"
-    r"later|earlier|above|below|similar|other|not)\b"
+    r"later|earlier|above|below|similar|other|not)\b",
+    re.IGNORECASE,
 )
 _BETWEEN = re.compile(
     rf"{_EITHER_AFTER}either\b[^.?!;]{{0,80}}?\bor\b"
@@ -1707,9 +1711,7 @@ _BETWEEN = re.compile(
     rf"|\b{_WHICH} which\b|\btorn between\b|\bmix (?:them|those|these|the two) up\b",
     re.IGNORECASE,
 )
-_DOUBT_RE = re.compile(_DOUBT, re.IGNORECASE)
 _OR = re.compile(r"\bor\b", re.IGNORECASE)
-_LOOSE_OR_RE = re.compile(_LOOSE_OR, re.IGNORECASE)
 _FIRST_SENTENCE = re.compile(r".*?[.!?](?=\s|$)", re.DOTALL)
 
 
@@ -1722,8 +1724,8 @@ def _hedges_between(response: str) -> bool:
         return True
     first = _FIRST_SENTENCE.match(response)
     opening = first.group(0) if first else response
-    joined = len(_OR.findall(opening)) > len(_LOOSE_OR_RE.findall(opening))
-    return joined and (opening.endswith("?") or _DOUBT_RE.search(response) is not None)
+    joined = len(_OR.findall(opening)) > len(_LOOSE_OR.findall(opening))
+    return joined and (opening.endswith("?") or _DOUBT.search(response) is not None)
 
 
 # Words of such a hedge that name no answer.
