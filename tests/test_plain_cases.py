@@ -56,6 +56,7 @@ SETS = {
     "plain-holdout-20": _set("plain-holdout-20", "holdout20", 8, 12),
     "plain-holdout-21": _set("plain-holdout-21", "holdout21", 8, 12),
     "plain-holdout-22": _set("plain-holdout-22", "holdout22", 8, 12),
+    "plain-holdout-23": _set("plain-holdout-23", "holdout23", 8, 12),
 }
 # The fields each judge reads, besides the request; anything else would be noise in a row.
 FIELDS = {
