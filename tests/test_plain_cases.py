@@ -514,6 +514,15 @@ READINGS_SETS = {
         (*BEFORE_READINGS_4, READINGS_4, DATA / "plain-readings-5"),
         judges=("correctness",),
     ),
+    # Groundedness rows whose response is one bare answer, a phrase with no verb.
+    "plain-bare-answers": Readings(
+        DATA / "plain-bare-answers",
+        "bare",
+        24,
+        ("name", "place", "time", "date", "amount", "items"),
+        (*BEFORE_READINGS_4, READINGS_4, DATA / "plain-readings-5", DATA / "plain-restated"),
+        judges=("groundedness",),
+    ),
 }
 
 
