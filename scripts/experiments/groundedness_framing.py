@@ -56,7 +56,7 @@ from localjudge.judges.base import (  # noqa: E402
     question,
     request_part,
 )
-from localjudge.judges.lexical import align_quantities, missing_key_terms  # noqa: E402
+from localjudge.judges.lexical import align_quantities, missing_key_terms, reply_word  # noqa: E402
 from localjudge.judges.response import GROUNDEDNESS_Q, grounded_p, statements  # noqa: E402
 from localjudge.models.catalogue import default_model_id, load_catalogue  # noqa: E402
 from localjudge.records import Record  # noqa: E402
@@ -67,12 +67,23 @@ FRAMINGS = {
 }
 
 
-def selected(record: Record, lists: bool = False) -> list[bool]:
-    """The statements a framing could change: a response that is one bare answer; with
-    `lists`, also every bare answer and list item of a longer response (the first pass
-    collected those; list items came out worse framed, so later passes leave them)."""
+# Which statements the collection asks framed: "bare" (a response of one bare answer),
+# "lists" (every bare answer and list item: the first pass; list items came out worse
+# framed, so later passes leave them) or "polar" (a first statement that starts with a yes
+# or a no in so many words: "Yes, flood damage is covered."). Set by --select.
+SELECT = "bare"
+
+
+def polar(text: str) -> bool:
+    word, explicit = reply_word(text)
+    return word is not None and explicit
+
+
+def selected(record: Record) -> list[bool]:
     texts = statements(record)
-    if not lists:
+    if SELECT == "polar":
+        return [i == 0 and polar(t) for i, t in enumerate(texts)]
+    if SELECT == "bare":
         return [len(texts) == 1 and fragment(texts[0])]
     items = list_items(record.response or "", len(texts))
     return [fragment(t) or item for t, item in zip(texts, items, strict=True)]
@@ -122,6 +133,7 @@ def signals(
         "statements": texts,
         "list_item": list_items(record.response or "", len(texts)),
         "fragment": [fragment(t) for t in texts],
+        "polar": [i == 0 and polar(t) for i, t in enumerate(texts)],
         "best": best if keys else {},
         "key_missing": bool(missing_key_terms(record.response or "", chunks)[1]),
     }
@@ -163,6 +175,7 @@ def fragment(text: str) -> bool:
 
 Rule = Callable[[dict[str, Any], int], bool]
 RULES: dict[str, Rule] = {
+    "polar replies": lambda u, i: i == 0 and u.get("polar", [False])[0],
     "bare answers": lambda u, i: u["fragment"][i],
     "list items": lambda u, i: u["list_item"][i],
     "bare answers + list items": lambda u, i: u["fragment"][i] or u["list_item"][i],
@@ -234,11 +247,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", default=None)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--analyse", type=Path)
+    parser.add_argument("--select", choices=("bare", "lists", "polar"), default="bare")
     parser.add_argument("--base", type=Path, help="with --analyse: the eval runs' folder")
     args = parser.parse_args(argv)
     if args.analyse:
         analyse(args.analyse, args.base)
         return 0
+    global SELECT
+    SELECT = args.select
     gs.collect(
         args.set, args.units, args.model, args.threads, "groundedness", row_requests, signals
     )
