@@ -523,6 +523,22 @@ READINGS_SETS = {
         (*BEFORE_READINGS_4, READINGS_4, DATA / "plain-readings-5", DATA / "plain-restated"),
         judges=("groundedness",),
     ),
+    # Dates written short, mostly with a two-digit year ("1/7/97", "June 10th, '00"),
+    # against the same or another date written in full.
+    "plain-short-dates": Readings(
+        DATA / "plain-short-dates",
+        "dates",
+        12,
+        ("figures", "month-words", "short-given"),
+        (
+            *BEFORE_READINGS_4,
+            READINGS_4,
+            DATA / "plain-readings-5",
+            DATA / "plain-restated",
+            DATA / "plain-bare-answers",
+        ),
+        judges=("correctness", "groundedness"),
+    ),
 }
 
 
