@@ -249,6 +249,10 @@ def test_durations_match_in_the_smaller_unit() -> None:
         ("October 31, 2025", "Payment is due 10/31/2025."),
         ("31.10.2025", "It closes on 31 October 2025."),
         ("10 January 2026", "Next meeting: 01/10/2026."),  # either reading of the evidence
+        # a two-digit year, with slashes or after an apostrophe, read as strptime's %y
+        ("12 December 2012", "It opened on 12/12/12."),
+        ("3 May 2022", "The fair was on 3rd May '22."),
+        ("4 July 1976", "It was 4/7/76."),
         ("366", "There are three hundred and sixty-six days."),
         ("2,500 people", "Two thousand five hundred people came."),
         ("About 9 metres.", "The layout runs to 30 feet."),  # imperial to metric, rounded
@@ -292,6 +296,8 @@ def test_quantities_match_by_value_in_one_unit(expected: str, passage: str) -> N
         ("-18 °C", "Keep the freezer at 18 °C."),
         ("1.5 litres", "The pool holds 1.5 m³ of water."),
         ("2 October 2026", "The open evening is on 01/10/2026."),
+        ("12 December 1912", "It opened on 12/12/12."),  # 12 is 2012
+        ("3 May 2022", "It was on 3-5-22."),  # two digits after dashes or dots: no year
         ("25 metres", "It stands about 66 feet tall."),
         ("9 feet", "It is 9 metres long."),
         ("360", "three hundred and sixty-six"),
@@ -629,6 +635,8 @@ def test_one_weekend_and_words_like_day_names_are_words() -> None:
         ("105 minutes, skates included.", "A session lasts 1 hour 45 minutes.", None),
         ("It is 86 °F today.", "It reached 30 °C.", "It is 30 °C today."),
         ("Due 1 October 2026.", "Open evening: 01/10/2026.", "Due 01/10/2026."),
+        ("It's on 3/5/22.", "The fair is on 3 May 2022.", "It's on 3 May 2022."),
+        ("12/12/12.", "The village stores reopened on 12 December 2012.", "12 December 2012."),
         ("1,500 litres.", "The pool holds 1.5 m³ of water.", "1.5 m³."),
         ("It takes 90 min.", "The tour lasts An hour and a half.", "It takes an hour and a half."),
         ("20 metres", "About 66 feet.", "66 feet"),

@@ -682,12 +682,25 @@ _MONTHS = {
 }
 _MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
+# A year is four digits, or two after an apostrophe ("3rd May '22") or in a date written
+# with slashes ("12/12/12"): a two-digit year is read as strptime's %y reads it, 69-99 as
+# 1969-1999 and 00-68 as 2000-2068.
+_YEAR = r"(?:\d{4}|['\u2019]\d{2})"
 _DATE = re.compile(
-    rf"\b(?:(?P<d1>{_DAY})(?: of)? (?P<m1>{_MONTH})\.?,? (?P<y1>\d{{4}})"
-    rf"|(?P<m2>{_MONTH})\.? (?P<d2>{_DAY}),? (?P<y2>\d{{4}})"
-    rf"|(?P<y3>\d{{4}})-(?P<m3>[01]?\d)-(?P<d3>[0-3]?\d)"
-    rf"|(?<![\d/.-])(?P<a4>[0-3]?\d)(?P<sep>[/.-])(?P<b4>[0-3]?\d)(?P=sep)(?P<y4>\d{{4}}))\b"
+    rf"(?:\b(?P<d1>{_DAY})(?: of)? (?P<m1>{_MONTH})\.?,? (?P<y1>{_YEAR})"
+    rf"|\b(?P<m2>{_MONTH})\.? (?P<d2>{_DAY}),? (?P<y2>{_YEAR})"
+    rf"|\b(?P<y3>\d{{4}})-(?P<m3>[01]?\d)-(?P<d3>[0-3]?\d)"
+    rf"|\b(?<![\d/.-])(?P<a4>[0-3]?\d)(?P<sep>[/.-])(?P<b4>[0-3]?\d)(?P=sep)"
+    rf"(?P<y4>\d{{4}}|(?<=/)\d{{2}}(?![\d/])))\b"
 )
+
+
+def _full_year(year: str) -> str:
+    """A year as four digits: "'22" and "22" are 2022, "'69" is 1969 (strptime's %y)."""
+    digits = year.lstrip("'\u2019")
+    if len(digits) != 2:
+        return digits
+    return f"{1900 + int(digits) if int(digits) >= 69 else 2000 + int(digits)}"
 
 
 _ORDINAL_WORDS = {
@@ -729,7 +742,7 @@ def _prepared(text: str) -> str:
 
 def _numeric_dates(m: re.Match[str]) -> list[str]:
     """The dates "a/b/yyyy" can be: day first, then month first; none when neither is."""
-    a, b, year = int(m.group("a4")), int(m.group("b4")), m.group("y4")
+    a, b, year = int(m.group("a4")), int(m.group("b4")), _full_year(m.group("y4"))
     out = [
         f"date:{year}-{mo:02d}-{d:02d}"
         for d, mo in ((a, b), (b, a))
@@ -751,7 +764,7 @@ def _date(m: re.Match[str]) -> str:
             _MONTHS[name],
             m.group("d1") or m.group("d2"),
         )
-    return f"date:{year}-{month:02d}-{int(re.sub(r'[a-z]', '', day)):02d}"
+    return f"date:{_full_year(year)}-{month:02d}-{int(re.sub(r'[a-z]', '', day)):02d}"
 
 
 # Clock times are one word whose key is the time, however it is written: "2.40 pm",
@@ -1023,12 +1036,12 @@ def _words_in(folded: str, phrases: Sequence[tuple[int, int, str]]) -> list[tupl
 READINGS = (
     "imperial masses, tonnes, knots, areas; hedges such as 'a shade under', 'not quite', "
     "'and a bit' and 'or so'; feet and inches ('six foot three'); clock times; 'exactly'; "
-    "fractions of a unit; named days; shares and prices in figures"
+    "fractions of a unit; named days; shares and prices in figures; two-digit years"
 )
 RECALL_READINGS = (
     "v3, imperial masses, tonnes, knots, areas, hedged temperatures, 'a shade under', "
     "'not quite', 'and a bit', 'or so', feet and inches, clock times, 'exactly', fractions "
-    "of a unit, named days, shares, dozens, pence, weekdays, prices"
+    "of a unit, named days, shares, dozens, pence, weekdays, prices, two-digit years"
 )
 
 
