@@ -160,6 +160,11 @@ def test_missing_key_terms_finds_a_number_by_its_value() -> None:
     assert missing_key_terms("Doors 7.35 pm, band 8.20 pm.", timed) == (0.0, [])
     share, missing = missing_key_terms("It's on 5 May in Kersey.", dated)
     assert missing == ["5"] and share == pytest.approx(1 / 3)  # of 5, may, kersey
+    # a date with a two-digit year is found by its value, and a changed one is missing
+    full = ["The fair is on 3 May 2022."]
+    assert missing_key_terms("It's on 3/5/22.", full) == (0.0, [])
+    assert missing_key_terms("It's on 3rd May '22.", full) == (0.0, [])
+    assert missing_key_terms("It's on 3/5/21.", full) == (1.0, ["3", "5", "21"])  # as written
 
 
 @pytest.mark.parametrize(
