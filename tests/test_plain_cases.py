@@ -446,45 +446,28 @@ ONE_SHAPE = (GUIDELINES, LISTS, POLAR, HIDING, CANNOT_SAY, CANNOT_SAY_2, KEYS, S
 
 class Readings(NamedTuple):
     """A readings set (or another set checked the same way): its folder, its id and source
-    prefix, its rows per file, its categories, the readings sets written before it (no
-    request shared with them) and its judges, one file each."""
+    prefix, its rows per file, its categories and its judges, one file each. It shares no
+    request with the sets listed before it in READINGS_SETS (written before it)."""
 
     folder: Path
     prefix: str
     size: int
     kinds: tuple[str, ...]
-    before: tuple[Path, ...]
     judges: tuple[str, ...] = ("context_sufficiency", "correctness", "groundedness")
 
 
-READINGS_4 = DATA / "plain-readings-4"
-# The sets written before plain-readings-4, which the later ones share no request with.
-BEFORE_READINGS_4 = (
-    READINGS,
-    READINGS_2,
-    READINGS_3,
-    DATA / "plain-hedges",
-    DATA / "plain-hedges-2",
-)
-
+# In the order the sets were written.
 READINGS_SETS = {
-    "plain-readings": Readings(READINGS, "readings", 16, ("fraction", "named-day"), ()),
+    "plain-readings": Readings(READINGS, "readings", 16, ("fraction", "named-day")),
     "plain-readings-2": Readings(
-        READINGS_2,
-        "readings2",
-        18,
-        ("share", "weekdays", "counts-and-pence"),
-        (READINGS,),
+        READINGS_2, "readings2", 18, ("share", "weekdays", "counts-and-pence")
     ),
-    "plain-readings-3": Readings(
-        READINGS_3, "readings3", 12, ("share", "price"), (READINGS, READINGS_2)
-    ),
+    "plain-readings-3": Readings(READINGS_3, "readings3", 12, ("share", "price")),
     "plain-hedges": Readings(
         DATA / "plain-hedges",
         "hedges",
         24,
         ("alternatives", "hedged-one"),
-        (READINGS, READINGS_2, READINGS_3),
         judges=("correctness",),
     ),
     "plain-hedges-2": Readings(
@@ -492,26 +475,19 @@ READINGS_SETS = {
         "hedges2",
         24,
         ("alternatives", "hedged-one"),
-        (READINGS, READINGS_2, READINGS_3, DATA / "plain-hedges"),
         judges=("correctness",),
     ),
     "plain-readings-4": Readings(
-        READINGS_4, "readings4", 12, ("hedged", "feet-and-inches"), BEFORE_READINGS_4
+        DATA / "plain-readings-4", "readings4", 12, ("hedged", "feet-and-inches")
     ),
     "plain-readings-5": Readings(
-        DATA / "plain-readings-5",
-        "readings5",
-        24,
-        ("before", "after"),
-        (*BEFORE_READINGS_4, READINGS_4),
-        judges=("correctness",),
+        DATA / "plain-readings-5", "readings5", 24, ("before", "after"), judges=("correctness",)
     ),
     "plain-restated": Readings(
         DATA / "plain-restated",
         "restated",
         24,
         ("one-part", "two-part"),
-        (*BEFORE_READINGS_4, READINGS_4, DATA / "plain-readings-5"),
         judges=("correctness",),
     ),
     # Groundedness rows whose response is one bare answer, a phrase with no verb.
@@ -520,7 +496,6 @@ READINGS_SETS = {
         "bare",
         24,
         ("name", "place", "time", "date", "amount", "items"),
-        (*BEFORE_READINGS_4, READINGS_4, DATA / "plain-readings-5", DATA / "plain-restated"),
         judges=("groundedness",),
     ),
     # Dates written short, mostly with a two-digit year ("1/7/97", "June 10th, '00"),
@@ -530,16 +505,15 @@ READINGS_SETS = {
         "dates",
         12,
         ("figures", "month-words", "short-given"),
-        (
-            *BEFORE_READINGS_4,
-            READINGS_4,
-            DATA / "plain-readings-5",
-            DATA / "plain-restated",
-            DATA / "plain-bare-answers",
-        ),
         judges=("correctness", "groundedness"),
     ),
 }
+
+
+def written_before(name: str) -> list[Path]:
+    """The folders of the sets listed before `name` in READINGS_SETS."""
+    names = list(READINGS_SETS)
+    return [READINGS_SETS[n].folder for n in names[: names.index(name)]]
 
 
 @pytest.mark.parametrize("name", READINGS_SETS)
@@ -556,7 +530,8 @@ def test_readings_set_is_well_formed(name: str) -> None:
     file has as many yes rows as no, with as many rows of each label in each category
     (`source` "<set> <label>-<category>"); no request is shared with the other sets, the
     other one-shape sets, the sets before it or another row."""
-    folder, prefix, size, kinds, before, judges = READINGS_SETS[name]
+    folder, prefix, size, kinds, judges = READINGS_SETS[name]
+    before = written_before(name)
     assert sorted(p.stem for p in folder.glob("*.jsonl")) == sorted(judges)
     others = {row["request"] for set_name in SETS for j in FIELDS for row in load(j, set_name)}
     for path in [*ONE_SHAPE, *(f for earlier in before for f in earlier.glob("*.jsonl"))]:
