@@ -212,6 +212,56 @@ def test_a_word_matches_its_plural_and_nothing_looser() -> None:
     assert answer_recall("purchased", ["bought"]) == (0.0, ["purchased"])
 
 
+@pytest.mark.parametrize(
+    ("expected", "passage"),
+    [
+        ("Gray.", "The door is painted grey."),
+        ("Its favourite colours", "Her favorite colors are blue and green."),
+        ("The behavioural team", "the behavioral team"),
+        ("It was organized at the theater center.", "It was organised at the theatre centre."),
+        ("They analyzed the samples.", "The samples were analysed."),
+        ("They traveled there.", "They travelled there."),
+        ("The cancelled counsellor", "the canceled counselor"),
+        ("The catalogue", "the catalog"),
+        ("A paediatric anaemia clinic", "a pediatric anemia clinic"),
+        ("New tyres", "Fit new tires."),
+        ("In the fall.", "The fair is held every autumn."),  # everyday words of the two
+        ("A stroller", "Bring a pushchair."),
+        ("Her pajamas", "her pyjamas"),
+        ("The defence", "the defense"),
+    ],
+)
+def test_american_and_british_spellings_match(expected: str, passage: str) -> None:
+    assert answer_recall(expected, [passage]) == (1.0, [])
+
+
+def test_a_spelling_rule_folds_no_two_words_together() -> None:
+    # the double l of a one-syllable stem is no spelling ("filled" is not "filed"), nor is
+    # -bre ("timbre" is not "timber") or a short stem before -our ("flour", "tour")
+    for expected, passage in [
+        ("filled", "filed"),
+        ("called", "caled"),
+        ("timbre", "timber"),
+        ("flour", "flor"),
+        ("prize", "prise"),
+        ("hours", "hors"),
+    ]:
+        assert answer_recall(expected, [passage]) == (0.0, [expected])
+    assert lexical.spelling("seized") == "seized"
+    assert lexical.spelling("citizen") == "citizen"
+    # a changed word stays missing, in either spelling
+    assert answer_recall("Gray and blue", ["grey and green"]) == (0.5, ["blue"])
+
+
+def test_a_name_spelt_the_other_way_is_not_a_missing_key_term() -> None:
+    passage = ["Classes are held at Weobley Leisure Centre on Tuesdays."]
+    assert missing_key_terms("It's at the Weobley Leisure Center.", passage) == (0.0, [])
+    assert missing_key_terms("It's at the Dilwyn Leisure Center.", passage) == (
+        1 / 3,
+        ["dilwyn"],
+    )
+
+
 def test_durations_match_in_the_smaller_unit() -> None:
     assert answer_recall("Two weeks.", ["a free trial lasting 14 days"]) == (1.0, [])
     assert answer_recall("2 hours", ["It takes 120 minutes."]) == (1.0, [])

@@ -8,7 +8,8 @@ lexical share far better).
 
 Words are runs of letters or digits (any script), case-folded; English function words (the
 NLTK English stop-word list, below) are not content. A word matches the same word in the
-singular or plural, and a quantity written another way; nothing looser: a paraphrase
+singular or plural, in American or British spelling ("color", "colour"; "fall",
+"autumn"), and a quantity written another way; nothing looser: a paraphrase
 ("purchased" for "bought") counts as not found, which is why the model's verdict is kept
 in the blend and why a threshold, not 1.0, decides.
 """
@@ -363,6 +364,90 @@ def singular(word: str) -> str:
     return word[:-1]
 
 
+# American and British spelling of a word are one key: "color" is found in "colour",
+# "organize" in "organise", "center" in "centre", "traveled" in "travelled", "gray" in
+# "grey", "pediatric" in "paediatric"; and a few everyday words the two write differently
+# ("fall" and "autumn", "diaper" and "nappy"). Both sides of a comparison are folded, so a
+# folded form need not be a word ("contour" folds to "contor", as "contor" would). Each
+# rule folds a regular ending only where no other word of a different meaning takes the
+# folded form ("timbre" would be "timber", so -bre is listed word by word); the rest is a
+# list, each word under its own spelling, its plural found through `singular`.
+_SPELLING_PAIRS = """
+    grey:gray tyre:tire kerb:curb plough:plow aluminium:aluminum doughnut:donut
+    programme:program draught:draft jewellery:jewelry pyjama:pajama mould:mold mouldy:moldy
+    moult:molt smoulder:smolder axe:ax licence:license defence:defense offence:offense
+    pretence:pretense practise:practice practised:practiced practising:practicing
+    sceptic:skeptic sceptical:skeptical scepticism:skepticism manoeuvre:maneuver
+    manoeuvred:maneuvered manoeuvring:maneuvering sulphur:sulfur artefact:artifact
+    cosy:cozy ageing:aging judgement:judgment acknowledgement:acknowledgment enrol:enroll
+    enrolment:enrollment fulfil:fulfill fulfilment:fulfillment instalment:installment
+    skilful:skillful wilful:willful distil:distill speciality:specialty
+    aeroplane:airplane yoghurt:yogurt moustache:mustache omelette:omelet whisky:whiskey
+    mum:mom cheque:check odour:odor fibre:fiber sabre:saber calibre:caliber sombre:somber
+    meagre:meager ochre:ocher fuelled:fueled fuelling:fueling dialled:dialed
+    dialling:dialing woollen:woolen woolly:wooly mollusc:mollusk pedlar:peddler
+    autumn:fall apartment:flat elevator:lift truck:lorry sidewalk:pavement
+    gasoline:petrol diaper:nappy stroller:pushchair faucet:tap flashlight:torch
+    zucchini:courgette eggplant:aubergine cilantro:coriander arugula:rocket movie:film
+    vacation:holiday soccer:football freeway:motorway restroom:toilet garbage:rubbish
+    trash:rubbish sweater:jumper windshield:windscreen wrench:spanner ladybug:ladybird
+    railroad:railway mailman:postman takeout:takeaway cornstarch:cornflour
+"""
+_SPELLINGS = {a: b for a, b in (pair.split(":") for pair in _SPELLING_PAIRS.split())}
+_SPELLING_RULES = (
+    # colour, colours, coloured, favourite, honourable, neighbourhood -> color ...
+    (
+        re.compile(
+            r"([a-z]{3,})our(s|ed|ing|ite|ites|able|ably|al|ally|ful|fully|less|er|ers|hood|hoods|y|ist|ists)?"
+        ),
+        r"\1or\2",
+    ),
+    # organize, organization, realized -> organise ...; analyze -> analyse
+    (re.compile(r"([a-z]{4,})iz(e|es|ed|ing|er|ers|ation|ations|able)"), r"\1is\2"),
+    (re.compile(r"([a-z]{3,})yz(e|es|ed|ing|er|ers)"), r"\1ys\2"),
+    # centre, centres, centred, centring; theatre -> center ...
+    (re.compile(r"([a-z]{2,})tre(s?)"), r"\1ter\2"),
+    (re.compile(r"([a-z]{2,})tr(ed|ing)"), r"\1ter\2"),
+    # catalogue, dialogues, catalogued -> catalog ...
+    (re.compile(r"([a-z]{4,})ogue(s?)"), r"\1og\2"),
+    (re.compile(r"([a-z]{4,})ogued"), r"\1oged"),
+    # travelled, cancelling, labeller, counsellor, marvellous -> traveled ... (the stem has
+    # two vowels apart, so "filled", "called" and "smelling" keep their double l)
+    (re.compile(r"([a-z]*[aeiou][^aeiou]+[aeiou])ll(ed|ing|er|ers|or|ors|ous)"), r"\1l\2"),
+)
+# paediatric, haemorrhage, anaemia, oestrogen, foetus, diarrhoea -> pediatric ...
+_SPELLING_PARTS = (
+    ("paed", "ped"),
+    ("haem", "hem"),
+    ("aemia", "emia"),
+    ("anaes", "anes"),
+    ("oesoph", "esoph"),
+    ("oestr", "estr"),
+    ("foet", "fet"),
+    ("rrhoea", "rrhea"),
+    ("gynaec", "gynec"),
+)
+
+
+@functools.lru_cache(maxsize=8192)
+def spelling(word: str) -> str:
+    """One spelling for the American and British forms of a case-folded word (see
+    _SPELLINGS): "colours" -> "colors", "organised" -> "organised", "organized" ->
+    "organised", "centre" -> "center", "autumn" -> "fall". Other words are returned as
+    they are."""
+    listed_as = _SPELLINGS.get(word) or _SPELLINGS.get(singular(word))
+    if listed_as is not None:
+        return listed_as
+    for pattern, repl in _SPELLING_RULES:
+        folded = pattern.fullmatch(word)
+        if folded is not None:
+            return folded.expand(repl)
+    for british, american in _SPELLING_PARTS:
+        if british in word:
+            return word.replace(british, american)
+    return word
+
+
 _ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
 
 
@@ -370,7 +455,7 @@ def _key(word: str) -> str:
     ordinal = _ORDINAL.fullmatch(word)  # "4th" is "4", as in "July 4th" and "4 July"
     if ordinal:
         return ordinal.group(1)
-    return _NUMBER_WORDS.get(word) or singular(_UNIT_WORDS.get(word) or word)
+    return _NUMBER_WORDS.get(word) or singular(spelling(_UNIT_WORDS.get(word) or word))
 
 
 _TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
@@ -1041,7 +1126,8 @@ READINGS = (
 RECALL_READINGS = (
     "v3, imperial masses, tonnes, knots, areas, hedged temperatures, 'a shade under', "
     "'not quite', 'and a bit', 'or so', feet and inches, clock times, 'exactly', fractions "
-    "of a unit, named days, shares, dozens, pence, weekdays, prices, two-digit years"
+    "of a unit, named days, shares, dozens, pence, weekdays, prices, two-digit years, "
+    "American and British spelling"
 )
 
 
