@@ -507,6 +507,9 @@ READINGS_SETS = {
         ("figures", "month-words", "short-given"),
         judges=("correctness", "groundedness"),
     ),
+    # American spelling or words on one side of a row and British on the other ("Aluminum."
+    # for "Aluminium.", a "Heritage Center" for a "Heritage Centre", "trunk" for "boot").
+    "plain-spelling": Readings(DATA / "plain-spelling", "spelling", 12, ("spelling", "words")),
 }
 
 
