@@ -727,9 +727,30 @@ def test_context_sufficiency_blends_answer_recall_with_the_model(
     assert row[f"{prefix}/rating"] == rating
     assert row[f"{prefix}/probability"] == pytest.approx(p_yes if rating == "yes" else 1 - p_yes)
     assert row[f"{prefix}/rationale"] == (
-        "Words of the expected answer not found in the passages: loire (50% of its content "
-        "words found). The model's P(sufficient) = 0.80."
+        "Words of the expected answer not found in the passages: loire (answer recall 50%, "
+        "a value counting as 6 words). The model's P(sufficient) = 0.80."
     )
+
+
+def test_context_sufficiency_weighs_the_expected_answers_values_in_recall() -> None:
+    # the passage gives the time; "wind" (up) is said in other words: the time counts as
+    # KEY_WEIGHT words, so recall is 6 / 7, not 1 / 2
+    prefix = "retrieval/llm_judged/context_sufficiency"
+    passage = Chunk("Brass rubbing sessions run on Saturdays from 13:30 to 16:20.", "d1")
+    r = replace(
+        FULL,
+        retrieved_context=(passage,),
+        expected_response="They wind up at twenty past four.",
+    )
+    row, _ = run_one(["context_sufficiency"], r, [("yes", 0.7)])
+    assert row[f"{prefix}/answer_recall"] == pytest.approx(6 / 7, abs=1e-6)
+    assert row[f"{prefix}/words_not_in_context"] == ["wind"]
+    assert row[f"{prefix}/rating"] == "yes"  # 0.5 * 6 / 7 + 0.5 * 0.7 = 0.78
+    # a different time is missing, and weighs as much
+    r = replace(r, expected_response="They wind up at half past four.")
+    row, _ = run_one(["context_sufficiency"], r, [("yes", 0.7)])
+    assert row[f"{prefix}/answer_recall"] == 0.0
+    assert row[f"{prefix}/rating"] == "no"
 
 
 @pytest.mark.parametrize("answer", ["yes", "No.", "True"])

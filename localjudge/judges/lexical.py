@@ -1604,11 +1604,15 @@ def lexical_support(text: str, evidence: Iterable[str]) -> tuple[float, list[str
 
 
 def _support(
-    words: Sequence[tuple[str, str]], evidence: Iterable[str], hedged: bool = False
+    words: Sequence[tuple[str, str]],
+    evidence: Iterable[str],
+    hedged: bool = False,
+    weights: Sequence[float] | None = None,
 ) -> tuple[float, list[str]]:
     """lexical_support of words already read (word, key); with `hedged`, a quantity
     without a hedge of its own is also found within a hedge the evidence gives one
-    (_hedged_forms: "100 km" in "just over sixty miles")."""
+    (_hedged_forms: "100 km" in "just over sixty miles"); with `weights`, the share is of
+    their sum, each word counting by its weight."""
     if not words:
         return 1.0, []
     evidence = tuple(evidence)
@@ -1621,8 +1625,12 @@ def _support(
         unhedged = key.startswith(_QUANTITY_KEYS) and _hedge(word) is None
         return unhedged and any(_within(side, k, key) for side, k, _ in forms)
 
-    missing = [w for w, key in words if not found(w, key)]
-    return 1.0 - len(missing) / len(words), list(dict.fromkeys(missing))
+    lost = [not found(w, key) for w, key in words]
+    missing = [w for (w, _), gone in zip(words, lost, strict=True) if gone]
+    if weights is None:
+        return 1.0 - len(missing) / len(words), list(dict.fromkeys(missing))
+    share = sum(x for x, gone in zip(weights, lost, strict=True) if gone) / sum(weights)
+    return 1.0 - share, list(dict.fromkeys(missing))
 
 
 def listed(words: Sequence[str], limit: int = 8) -> str:
@@ -1716,8 +1724,24 @@ POLAR_WORDS = frozenset({"yes", "true", "false"})
 _NOT_ANSWER_WORDS = STOPWORDS | POLAR_WORDS  # "no" is a stopword
 
 
+# Keys of a quantity, date, clock time, price or share (_words): with a word that holds a
+# digit, the words an answer's values are in.
+_VALUE_KEYS = ("q:", "q~:", "q^:", "date:", "time", "money:", "share:")
+
+
+def _values(words: Sequence[tuple[str, str]]) -> list[bool]:
+    """For each word (_words), whether it is a value: a quantity, date, clock time, price or
+    share, or a number in digits (not a bare number in words, "a flat, round one", and
+    not a name)."""
+    return [key.startswith(_VALUE_KEYS) or any(c.isdigit() for c in w) for w, key in words]
+
+
 def answer_recall(
-    expected: str, passages: Iterable[str], hedged: bool = False, given: str | None = None
+    expected: str,
+    passages: Iterable[str],
+    hedged: bool = False,
+    given: str | None = None,
+    key_weight: float = 1.0,
 ) -> tuple[float | None, list[str]]:
     """(share of the expected answer's content words that occur in the passages, the words
     that do not). None when the answer has no content words beyond yes/no/true/false: then
@@ -1725,16 +1749,21 @@ def answer_recall(
     hedge the passages give it counts as found (_support). `given`: a text (the request)
     whose words the answer only restates ("The Crannock Hall eagle weighs 190 kg." for
     "How much does the Crannock Hall eagle weigh?"): they are left out, unless that
-    leaves none (a choice question, "Is Paris or Lyon the capital?")."""
+    leaves none (a choice question, "Is Paris or Lyon the capital?"). `key_weight`: each
+    value (_values: a quantity, date, time, price, share or number) counts as that many
+    words."""
     words = [(w, key) for w, key in _words(expected) if w not in _NOT_ANSWER_WORDS]
     if not words:
         return None, []
     if given is not None:
         known = _known([given])
         words = [(w, key) for w, key in words if not _found(w, key, known)] or words
+    weights = None
+    if key_weight != 1.0:
+        weights = [key_weight if v else 1.0 for v in _values(words)]
     # the words as read, not joined and read again: "10,935 metres (about 11 km)" is two
     # quantities, not one of 21,935 metres
-    return _support(words, passages, hedged)
+    return _support(words, passages, hedged, weights)
 
 
 # An expected answer may list the answers it accepts, separated by " / " ("Gary Lewis & the
@@ -1743,13 +1772,19 @@ ALTERNATIVES = " / "
 
 
 def best_answer_recall(
-    expected: str, evidence: Iterable[str], hedged: bool = False, given: str | None = None
+    expected: str,
+    evidence: Iterable[str],
+    hedged: bool = False,
+    given: str | None = None,
+    key_weight: float = 1.0,
 ) -> tuple[float | None, list[str]]:
     """answer_recall of the best of the accepted answers that `expected` lists (ALTERNATIVES
     between them); of `expected` itself when it lists one."""
     texts = list(evidence)
     results = [
-        answer_recall(a, texts, hedged, given) for a in expected.split(ALTERNATIVES) if a.strip()
+        answer_recall(a, texts, hedged, given, key_weight)
+        for a in expected.split(ALTERNATIVES)
+        if a.strip()
     ]
     known = [r for r in results if r[0] is not None]
     if not known:

@@ -3,7 +3,10 @@ derived from the same chunk verdicts), context_sufficiency, and document_recall 
 
 context_sufficiency blends two kinds of evidence, as groundedness does: the model's P(yes)
 to "Do the passages contain the expected answer?" and answer recall, the share of the
-expected answer's content words found word for word in the passages (judges/lexical.py).
+expected answer's content words found word for word in the passages (judges/lexical.py),
+each of its values (a time, date, price, quantity, share or number in digits) counting as
+KEY_WEIGHT words: the passages must give the answer's values, and often say its other
+words in other words ("They wind up at twenty past four." against "13:30 to 16:20").
 The row's P(sufficient) is
 
     ANSWER_WEIGHT * answer recall + (1 - ANSWER_WEIGHT) * model P(yes)
@@ -82,6 +85,10 @@ chunk_relevance = ChunkJudge(
 
 # Share of P(sufficient) that comes from answer recall (see the module docstring).
 ANSWER_WEIGHT = 0.5
+# How many words each of the expected answer's values counts as in answer recall: chosen
+# with every plain set and HotpotQA a source, leaving each out in turn (docs/agreement.md,
+# issue 13's eighteenth round; scripts/experiments/sufficiency_recall.py).
+KEY_WEIGHT = 6.0
 # An expected answer that starts with a yes or a no and goes on: the model's P(yes) is
 # moved by this many logits, so that its even odds sit at the default model's threshold
 # (0.7158, models/catalogue.toml), and the row's P is the larger of that and the blend
@@ -109,7 +116,7 @@ class SufficiencyJudge(RowJudge):
         (verdict,) = verdicts
         expected = record.expected_text() or ""
         chunks = [c.content or "" for c in record.retrieved_context or ()]
-        recall, not_found = best_answer_recall(expected, chunks)
+        recall, not_found = best_answer_recall(expected, chunks, key_weight=KEY_WEIGHT)
         key_missing = missing_key_terms(expected, chunks)[1]
         model_p = verdict.probabilities.get("yes") if verdict.label is not None else None
         p: float | None = None
@@ -145,8 +152,9 @@ class SufficiencyJudge(RowJudge):
                 f"sigmoid(logit(model P(yes)) + {POLAR_SHIFT:.4f}); "
                 "rating = P(yes) >= threshold"
             ),
-            "answer recall": "share of the expected answer's content words in the passages; "
-            f"{RECALL_READINGS}",
+            "answer recall": "share of the expected answer's content words in the passages, "
+            f"each value (time, date, price, quantity, share, number) counting {KEY_WEIGHT:g} "
+            f"times; {RECALL_READINGS}",
         }
 
 
@@ -166,7 +174,7 @@ def _sufficiency_rationale(
     words = listed(not_found)
     return (
         f"Words of the expected answer not found in the passages: {words} "
-        f"({recall:.0%} of its content words found). {model}"
+        f"(answer recall {recall:.0%}, a value counting as {KEY_WEIGHT:g} words). {model}"
     )
 
 
