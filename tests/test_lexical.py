@@ -892,3 +892,35 @@ def test_answer_recall_can_weigh_the_answers_values() -> None:
         ["megan", "trew"],
     )
     assert answer_recall("The round one.", ["The round bat."], key_weight=6) == (0.5, ["one"])
+
+
+@pytest.mark.parametrize(
+    ("expected", "passage"),
+    [
+        ("On Thursdays.", "The library is open Tuesday to Saturday."),
+        (
+            "In July.",
+            "It opens from the beginning of June until the end of August.",
+        ),
+        ("In January.", "The ferry runs Nov\u2013Feb only."),  # round the year
+        ("On a Sunday.", "Open Fri-Mon."),  # round the week
+        ("Tuesday", "Sessions are between Monday and Wednesday."),
+        ("Wednesday", "Open weekdays."),
+        ("Thursday", "Open every day except Wednesday."),
+    ],
+)
+def test_a_day_or_month_inside_a_range_of_the_evidence_is_found(
+    expected: str, passage: str
+) -> None:
+    assert answer_recall(expected, [passage])[1] == []
+
+
+def test_a_day_or_month_outside_the_range_or_not_in_one_is_not_found() -> None:
+    assert answer_recall("On Mondays.", ["Open Tuesday to Saturday."]) == (0.0, ["mondays"])
+    assert answer_recall("In October.", ["The ferry runs Nov-Feb."]) == (0.0, ["october"])
+    assert answer_recall("Wednesday", ["Open every day except Wednesday."]) == (0.0, ["wednesday"])
+    # two named days or months that are no range, and lower-case words that are not months
+    assert answer_recall("Tuesday", ["Open Monday and Wednesday."]) == (0.0, ["tuesday"])
+    assert answer_recall("July", ["you may march to August"]) == (0.0, ["july"])
+    # only the evidence is read so: a range in the text names only its ends
+    assert missing_key_terms("Open June to August.", ["Open in July."]) == (1.0, ["june", "august"])

@@ -766,6 +766,50 @@ _MONTHS = {
     for m in names
 }
 _MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+
+# A range of days or months in the evidence holds each day or month in it: "open Tuesday to
+# Saturday" gives Thursday, "from the beginning of June until the end of August" July,
+# "Nov-Feb" December and January (a range runs on round the week or the year), "between
+# Monday and Wednesday" Tuesday. Only the evidence is read so: a text that names the range's
+# ends names nothing between them. Months are read with a capital only ("may" and "march"
+# are words too); days either way, and so in the folded evidence, where "weekdays" and
+# "every day except Sunday" are already ranges of days (_WEEK).
+_MONTH_NAMES = tuple(next(m for m in _MONTHS if _MONTHS[m] == i) for i in range(1, 13))
+_CAPITAL_MONTH = "|".join(sorted((m.title() for m in _MONTHS), key=len, reverse=True))
+_SPAN_END = r"(?:(?:the )?(?:beginning|start|middle|end) of |early |late |mid-?)?"
+_SPAN_NAME = (
+    rf"(?:(?i:{'|'.join(sorted((*_DAY_NAMES, *_SHORT_DAYS), key=len, reverse=True))})s?"
+    rf"|{_CAPITAL_MONTH})\.?"
+)
+_SPAN = re.compile(
+    rf"\b{_SPAN_END}(?P<a>{_SPAN_NAME})(?:\s*[-\u2013]\s*|\s+(?:to|until|till|through|thru)\s+)"
+    rf"{_SPAN_END}(?P<b>{_SPAN_NAME})(?!\w)"
+    rf"|\bbetween {_SPAN_END}(?P<c>{_SPAN_NAME}) and {_SPAN_END}(?P<d>{_SPAN_NAME})(?!\w)"
+)
+
+
+def _span_end(name: str) -> tuple[tuple[str, ...], int] | None:
+    """(the names of its kind, the index of the day or month) of a range's end."""
+    name = name.rstrip(".").casefold()
+    for word in (name, name[:-1] if name.endswith("s") else name):
+        day = _SHORT_DAYS.get(word, word)
+        if day in _DAY_NAMES:
+            return _DAY_NAMES, _DAY_NAMES.index(day)
+        if word in _MONTHS:
+            return _MONTH_NAMES, _MONTHS[word] - 1
+    return None
+
+
+def _span_names(m: re.Match[str]) -> list[str]:
+    """Each day or month of a range (_SPAN), from its first end to its last."""
+    first = _span_end(m.group("a") or m.group("c"))
+    last = _span_end(m.group("b") or m.group("d"))
+    if first is None or last is None or first[0] is not last[0]:
+        return []
+    names, i = first
+    return [names[(i + k) % len(names)] for k in range((last[1] - i) % len(names) + 1)]
+
+
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 # A year is four digits, or two after an apostrophe ("3rd May '22") or in a date written
 # with slashes ("12/12/12"): a two-digit year is read as strptime's %y reads it, 69-99 as
@@ -1127,7 +1171,7 @@ RECALL_READINGS = (
     "v3, imperial masses, tonnes, knots, areas, hedged temperatures, 'a shade under', "
     "'not quite', 'and a bit', 'or so', feet and inches, clock times, 'exactly', fractions "
     "of a unit, named days, shares, dozens, pence, weekdays, prices, two-digit years, "
-    "American and British spelling"
+    "American and British spelling, days and months inside a range"
 )
 
 
@@ -1275,6 +1319,12 @@ def _known_in(text: str) -> frozenset[str]:
     words = {key for _, key in _plain_words(folded)}
     words |= {key for _, key in _words_in(prepared, phrases)}
     words |= named | _share_words(prepared, phrases)
+    words |= {
+        f"within:{_key(n)}"
+        for t in (text, folded)
+        for m in _SPAN.finditer(t)
+        for n in _span_names(m)
+    }
     words |= {
         _money_key("pounds", m.group("v"), m.group("s1")) for m in _POUNDS_AFTER.finditer(prepared)
     }
@@ -1600,7 +1650,18 @@ def lexical_support(text: str, evidence: Iterable[str]) -> tuple[float, list[str
     """(share of `text`'s content words that occur in `evidence`, the words that do not,
     each once, in order of appearance). A text without content words is fully supported.
     Words match by their key: the same word, or the same quantity written differently."""
-    return _support([(w, key) for w, key in _words(text) if w not in STOPWORDS], evidence)
+    words = [(w, key) for w, key in _words(text) if w not in STOPWORDS]
+    return _support(words, evidence, ranged=_ranged(text))
+
+
+def _ranged(text: str) -> frozenset[str]:
+    """The words of the text's ranges of days or months (_SPAN), as _words reads them."""
+    return frozenset(
+        w
+        for t in (text, _prepared(text))
+        for m in _SPAN.finditer(t)
+        for w in _WORD.findall(m.group(0).casefold())
+    )
 
 
 def _support(
@@ -1608,11 +1669,14 @@ def _support(
     evidence: Iterable[str],
     hedged: bool = False,
     weights: Sequence[float] | None = None,
+    ranged: AbstractSet[str] = frozenset(),
 ) -> tuple[float, list[str]]:
     """lexical_support of words already read (word, key); with `hedged`, a quantity
     without a hedge of its own is also found within a hedge the evidence gives one
     (_hedged_forms: "100 km" in "just over sixty miles"); with `weights`, the share is of
-    their sum, each word counting by its weight."""
+    their sum, each word counting by its weight. A day or month is also found inside a
+    range of the evidence (_SPAN), unless it is one of `ranged`, the words of the text's own
+    ranges: "Monday to Thursday" is no part of "Mon-Fri"."""
     if not words:
         return 1.0, []
     evidence = tuple(evidence)
@@ -1620,7 +1684,7 @@ def _support(
     forms = _hedged_forms(evidence) if hedged else ()
 
     def found(word: str, key: str) -> bool:
-        if _found(word, key, known):
+        if _found(word, key, known) or (word not in ranged and f"within:{key}" in known):
             return True
         unhedged = key.startswith(_QUANTITY_KEYS) and _hedge(word) is None
         return unhedged and any(_within(side, k, key) for side, k, _ in forms)
@@ -1763,7 +1827,7 @@ def answer_recall(
         weights = [key_weight if v else 1.0 for v in _values(words)]
     # the words as read, not joined and read again: "10,935 metres (about 11 km)" is two
     # quantities, not one of 21,935 metres
-    return _support(words, passages, hedged, weights)
+    return _support(words, passages, hedged, weights, _ranged(expected))
 
 
 # An expected answer may list the answers it accepts, separated by " / " ("Gary Lewis & the
