@@ -420,6 +420,48 @@ def test_plain_suff_keys_set_is_well_formed() -> None:
     assert keyless == {"yes": 4, "no": 4}
 
 
+SUFF_VALUES = DATA / "plain-suff-values" / "context_sufficiency.jsonl"
+# The kinds (`source` after the set's name, the label first) and their rows.
+SUFF_VALUES_KINDS = {
+    "yes-other-words": 5,
+    "yes-near-verbatim": 3,
+    "yes-mixed": 4,
+    "no-part-missing": 5,
+    "no-different-value": 4,
+    "no-value-missing": 3,
+}
+
+
+def test_plain_suff_values_set_is_well_formed() -> None:
+    """tests/data/plain-suff-values/: 24 context_sufficiency rows whose expected answer
+    states a value (a time, date, day, price, count, length, duration, percentage or name)
+    together with other words (one_shape_rows's checks, with no request shared with
+    plain-polar, the other one-shape sets or the sets of READINGS_SETS); every expected
+    answer has a number or a name (it is not keyless), every row has one or two passages,
+    and each kind has its planned number of rows."""
+    rows = one_shape_rows(
+        SUFF_VALUES,
+        "suff-values-context_sufficiency",
+        "plain-suff-values {label}-",
+        also_others=POLAR,
+    )
+    earlier = [*ONE_SHAPE, *(f for s in READINGS_SETS.values() for f in s.folder.glob("*.jsonl"))]
+    others = {
+        json.loads(line)["request"]
+        for path in earlier
+        for line in path.read_text(encoding="utf-8").splitlines()
+    }
+    kinds = dict.fromkeys(SUFF_VALUES_KINDS, 0)
+    for row in rows:
+        assert row["request"] not in others, row["request_id"]
+        assert not is_keyless(row["expected_response"]), row["request_id"]
+        assert len(row["retrieved_context"]) in (1, 2), row["request_id"]
+        kind = row["source"].removeprefix("plain-suff-values ")
+        assert kind in kinds, row["request_id"]
+        kinds[kind] += 1
+    assert kinds == SUFF_VALUES_KINDS
+
+
 SPLIT = DATA / "plain-split" / "groundedness.jsonl"
 
 
