@@ -553,6 +553,15 @@ READINGS_SETS = {
     # American spelling or words on one side of a row and British on the other ("Aluminum."
     # for "Aluminium.", a "Heritage Center" for a "Heritage Centre", "trunk" for "boot").
     "plain-spelling": Readings(DATA / "plain-spelling", "spelling", 12, ("spelling", "words")),
+    # A passage gives a range of days or months ("Tuesday to Saturday", "Apr–Sep", "from
+    # November till February") and the other side names a day or month inside or outside it.
+    "plain-ranges": Readings(
+        DATA / "plain-ranges",
+        "ranges",
+        12,
+        ("days", "months", "wraps"),
+        judges=("context_sufficiency", "groundedness"),
+    ),
 }
 
 
