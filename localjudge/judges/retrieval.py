@@ -101,6 +101,17 @@ def polar_p(model_p: float) -> float:
     return shifted(model_p, POLAR_SHIFT)
 
 
+def sufficiency_p(model_p: float, recall: float | None, polar: bool) -> float:
+    """A row's P(sufficient): the model's P(yes) alone when the expected answer names
+    nothing to look for (`recall` None), else the blend with answer recall; for an answer
+    that starts with a yes or a no and goes on (`polar`), the larger of the blend and
+    polar_p (see the module docstring)."""
+    if recall is None:
+        return model_p
+    p = ANSWER_WEIGHT * recall + (1.0 - ANSWER_WEIGHT) * model_p
+    return max(p, polar_p(model_p)) if polar else p
+
+
 @dataclass(frozen=True)
 class SufficiencyJudge(RowJudge):
     """context_sufficiency: the model's verdict blended with the expected answer's recall."""
@@ -124,13 +135,7 @@ class SufficiencyJudge(RowJudge):
         rationale: str | None = None
         polar = recall is not None and answer_word(expected) is not None
         if verdict.error is None and model_p is not None:
-            p = (
-                model_p
-                if recall is None
-                else (ANSWER_WEIGHT * recall + (1.0 - ANSWER_WEIGHT) * model_p)
-            )
-            if polar:
-                p = max(p, polar_p(model_p))
+            p = sufficiency_p(model_p, recall, polar)
             label = "yes" if p >= options.thresholds.get(self.name, 0.5) else "no"
             if options.rationale:
                 rationale = _sufficiency_rationale(recall, not_found, model_p, polar)

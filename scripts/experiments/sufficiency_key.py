@@ -32,7 +32,7 @@ import plain_sources as ps  # noqa: E402
 from groundedness_together import set_path  # noqa: E402
 
 from localjudge.judges.lexical import answer_word, best_answer_recall, missing_key_terms  # noqa: E402
-from localjudge.judges.retrieval import ANSWER_WEIGHT, polar_p  # noqa: E402
+from localjudge.judges.retrieval import sufficiency_p  # noqa: E402
 from localjudge.judges.support import shifted  # noqa: E402
 
 R = REPO / "docs" / "runs"
@@ -51,11 +51,9 @@ for uid, u in units.items():
     chunks = [c.get("content") or "" for c in row.get("retrieved_context") or ()]
     rec, _ = best_answer_recall(exp, chunks)
     mp = u["shipped"]
-    p = mp if rec is None else ANSWER_WEIGHT * rec + (1 - ANSWER_WEIGHT) * mp
+    blend = sufficiency_p(mp, rec, polar=False)
     km = missing_key_terms(exp, chunks)[1]
-    blend = p
-    if rec is not None and answer_word(exp) is not None:
-        p = max(p, polar_p(mp))
+    p = sufficiency_p(mp, rec, polar=rec is not None and answer_word(exp) is not None)
     # the polar rule kept for answers none of whose numbers and names is missing
     polar_kept = p if not km else blend
     out.append(

@@ -21,7 +21,7 @@ The model's P(yes) is read from `localjudge eval` runs (DATA=RUN pairs, the fiel
 `model_p_yes`) and, for HotpotQA's 150 dev rows, from the ninth round's units
 (`docs/runs/issue13-r9-sufficiency-units.jsonl`: the same prompts, the same P to 1e-6 on
 the rows rerun this round), so no model is run; the judge's P is rebuilt with the shipped
-blend and polar rule around each recall:
+blend and polar rule (`retrieval.sufficiency_p`) around each recall:
 
     flock /tmp/cpu.lock .venv/bin/localjudge eval DATA --judges context_sufficiency \
         --no-rationale --out RUN
@@ -48,7 +48,7 @@ sys.path.insert(0, str(REPO))
 import groundedness_support as gs  # noqa: E402
 
 from localjudge.judges import lexical  # noqa: E402
-from localjudge.judges.retrieval import ANSWER_WEIGHT, polar_p  # noqa: E402
+from localjudge.judges.retrieval import sufficiency_p  # noqa: E402
 
 PREFIX = "retrieval/llm_judged/context_sufficiency/"
 THRESHOLD = 0.7158  # the default model's (models/catalogue.toml)
@@ -67,15 +67,6 @@ def with_names(text: str) -> Callable[[Sequence[tuple[str, str]]], list[bool]]:
         return [v or w in names for v, (w, _) in zip(plain_values(words), words, strict=True)]
 
     return values
-
-
-def judge_p(expected: str, recall: float | None, model_p: float) -> float:
-    if recall is None:
-        return model_p
-    p = ANSWER_WEIGHT * recall + (1 - ANSWER_WEIGHT) * model_p
-    if lexical.answer_word(expected) is not None:
-        p = max(p, polar_p(model_p))
-    return p
 
 
 def _unit(source: str, item: dict[str, Any], model_p: float) -> dict[str, Any]:
@@ -119,7 +110,8 @@ def scores(units: list[dict[str, Any]], variant: Variant) -> np.ndarray:
             rec, _ = lexical.best_answer_recall(
                 u["expected"], u["chunks"], given=asked, key_weight=weight
             )
-            out.append(judge_p(u["expected"], rec, u["model_p"]))
+            polar = rec is not None and lexical.answer_word(u["expected"]) is not None
+            out.append(sufficiency_p(u["model_p"], rec, polar))
     finally:
         lexical._values = plain_values
     return np.array(out)
