@@ -48,16 +48,9 @@ import numpy as np  # noqa: E402
 
 from localjudge.engine.base import VerdictRequest  # noqa: E402
 from localjudge.judges.answer_relevancy import _BULLET  # noqa: E402
-from localjudge.judges.base import (  # noqa: E402
-    YES_NO,
-    fence,
-    make_prompt,
-    passage_part,
-    question,
-    request_part,
-)
-from localjudge.judges.lexical import align_quantities, missing_key_terms, reply_word  # noqa: E402
+from localjudge.judges.lexical import missing_key_terms, reply_word  # noqa: E402
 from localjudge.judges.response import GROUNDEDNESS_Q, grounded_p, statements  # noqa: E402
+from localjudge.judges.support import claim_requests  # noqa: E402
 from localjudge.models.catalogue import default_model_id, load_catalogue  # noqa: E402
 from localjudge.records import Record  # noqa: E402
 
@@ -92,8 +85,7 @@ def selected(record: Record) -> list[bool]:
 def row_requests(record: Record) -> tuple[list[VerdictRequest], list[tuple[str, int, int]]]:
     """Every framing of each selected statement against each passage; nothing for a row
     without one (its shipped P is the judge's own, from an eval run: --base)."""
-    chunks = list(record.retrieved_context or ())
-    head = request_part(record)
+    chunks = range(len(record.retrieved_context or ()))
     picked = selected(record)
     reqs: list[VerdictRequest] = []
     keys: list[tuple[str, int, int]] = []
@@ -103,16 +95,9 @@ def row_requests(record: Record) -> tuple[list[VerdictRequest], list[tuple[str, 
         for name, frame in FRAMINGS.items():
             if name != "shipped" and not picked[si]:
                 continue
-            for pi, c in enumerate(chunks):
-                claim = frame.format(s=align_quantities(s, [c.content or ""]))
-                parts = [
-                    head,
-                    passage_part(pi, c),
-                    fence("statement", claim),
-                    question(GROUNDEDNESS_Q),
-                ]
-                reqs.append(VerdictRequest(make_prompt(parts), YES_NO))
-                keys.append((name, si, pi))
+            # the judge's own prompts (support.claim_requests), one per passage
+            reqs += claim_requests(record, "statement", [frame.format(s=s)], GROUNDEDNESS_Q)
+            keys += [(name, si, pi) for pi in chunks]
     return reqs, keys
 
 
