@@ -574,6 +574,15 @@ READINGS_SETS = {
         ("days", "months", "wraps"),
         judges=("context_sufficiency", "groundedness"),
     ),
+    # Correctness rows whose expected answer wraps a value in other words ("A tarot pack has
+    # 78 cards: ...", "According to the parish survey, 36% of ...") against a terse response.
+    "plain-terse-values": Readings(
+        DATA / "plain-terse-values",
+        "terse",
+        24,
+        ("bare-number", "value-and-words"),
+        judges=("correctness",),
+    ),
 }
 
 
