@@ -330,6 +330,18 @@ def test_correctness_rates_a_hedge_between_answers_incorrect(
         ("Capital of Japan, and its currency?", "Tokyo.", "Tokyo; the currency is the yen.", 0.5),
         # a choice question: every word is the request's, so every word is looked for
         ("Is Paris or Lyon the capital?", "Lyon.", "Paris is the capital.", 0.0),
+        # a value equal to one of the request's but written otherwise is the answer, not a
+        # restatement ("a fortnight" is 336 hours); the request names the unit, so the
+        # answer's number alone is found
+        ("A fortnight is how many hours?", "336, I make it.", "A fortnight has 336 hours.", 1.0),
+        ("A fortnight is how many hours?", "Three hundred and thirty-six.", "336 hours", 1.0),
+        ("A fortnight is how many hours?", "363.", "A fortnight has 336 hours.", 0.0),
+        # ... not where the response gives that number with another unit
+        ("A fortnight is how many hours?", "336 minutes.", "A fortnight has 336 hours.", 0.0),
+        # (the value counts ANSWER_KEY_WEIGHT words, "aerial" one: 6 / 7)
+        ("How tall is the Brenlow mast in metres?", "It's 212.", "212 m, aerial and all.", 6 / 7),
+        # a unit the request does not name is looked for as before
+        ("How tall is the Brenlow mast?", "It's 212.", "212 feet.", 0.0),
     ],
 )
 def test_correctness_recall_leaves_out_what_the_request_says(
@@ -337,7 +349,7 @@ def test_correctness_recall_leaves_out_what_the_request_says(
 ) -> None:
     record = replace(FULL, request=asked, response=response, expected_response=expected)
     row, _ = run_one(["correctness"], record, [("yes", 0.6)])
-    assert row["response/llm_judged/correctness/answer_recall"] == recall
+    assert row["response/llm_judged/correctness/answer_recall"] == pytest.approx(recall)
 
 
 @pytest.mark.parametrize(

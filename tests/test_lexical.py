@@ -888,6 +888,9 @@ def test_answer_recall_can_weigh_the_answers_values() -> None:
     recall, missing = answer_recall("Ask Megan Trew.", ["Ask at the desk."], key_weight=6)
     assert recall == pytest.approx(1 / 3) and missing == ["megan", "trew"]
     assert answer_recall("The round one.", ["The round bat."], key_weight=6) == (0.5, ["one"])
+    # nor a code with digits in it: "CO2" counts once, "since" once, the decade six times
+    recall, missing = answer_recall("CO2 since 1990s.", ["Since the 1990s."], key_weight=6)
+    assert recall == pytest.approx(7 / 8) and missing == ["co2"]
 
 
 @pytest.mark.parametrize(

@@ -1795,9 +1795,58 @@ _VALUE_KEYS = ("q:", "q~:", "q^:", "date:", "time", "money:", "share:")
 
 def _values(words: Sequence[tuple[str, str]]) -> list[bool]:
     """For each word (_words), whether it is a value: a quantity, date, clock time, price or
-    share, or a number in digits (not a bare number in words, "a flat, round one", and
-    not a name)."""
-    return [key.startswith(_VALUE_KEYS) or any(c.isdigit() for c in w) for w, key in words]
+    share, or a number in digits ("1990s", "12th"; not a bare number in words, "a flat,
+    round one", not a name, and not a code with digits in it, "CO2", "M25", "B12")."""
+    return [key.startswith(_VALUE_KEYS) or (key.isdigit() and w[:1].isdigit()) for w, key in words]
+
+
+# A unit named in a request ("How many hours ...?", "How tall is it in metres?"): not after
+# an apostrophe ("I'm" names no metre).
+_UNIT_NAMED = re.compile(rf"(?<![\w'\u2019])(?P<unit>{_UNIT})(?:e?s)?\b")
+
+
+def _counts(texts: Iterable[str]) -> set[tuple[str, tuple[float, str]]]:
+    """(count, unit) of each quantity the texts give with a unit, read as _unasked reads
+    one: "168 minutes" is ("168", (60, "seconds"))."""
+    return {
+        (_plain(_number(m.group("count"))), _UNITS[m.group("unit")])
+        for text in texts
+        for m in _QUANTITY.finditer(_fold(text))
+        if m.group("unit") and m.group("count") not in (None, "a", "an")
+    }
+
+
+def _unasked(
+    words: Sequence[tuple[str, str]], given: str, evidence: Sequence[str]
+) -> list[tuple[str, str]]:
+    """The expected answer's words (_words) that answer the request `given`: a word the
+    request already says is left out, as a restatement ("The Crannock Hall eagle weighs
+    190 kg." for "How much does the Crannock Hall eagle weigh?"), unless that leaves none
+    (a choice question, "Is Paris or Lyon the capital?"). A value is a restatement only
+    where the request writes it the same: "A week is how many hours long?" asks for "168
+    hours", which equals its "a week" but is the answer. A quantity whose unit the request
+    names is its number alone: the request has said what is counted, so "168 hours" is
+    found in "168", unless the evidence gives that number with another unit ("168
+    minutes"; nor is "about 168 hours" read so, nor a count with a scale or a fraction)."""
+    known = _known([given])
+    written = {w for w, _ in _words(given)}
+    units = {_UNITS[m.group("unit")] for m in _UNIT_NAMED.finditer(_fold(given))}
+    counted: set[tuple[str, tuple[float, str]]] | None = None
+    out = []
+    for (w, key), value in zip(words, _values(words), strict=True):
+        if _found(w, key, known) and (not value or w in written):
+            continue
+        m = _QUANTITY.fullmatch(w) if key.startswith(_QUANTITY_KEYS) else None
+        if m is not None and m.group("unit") and m.group("count") not in (None, "a", "an"):
+            unit = _UNITS[m.group("unit")]
+            bare = _plain(_number(m.group("count")))
+            plain = not (m.group("minus") or m.group("scale2") or m.group("andpart"))
+            if plain and unit in units:
+                counted = _counts(evidence) if counted is None else counted
+                if not any(c == bare and u != unit for c, u in counted):
+                    w, key = m.group("count"), bare
+        out.append((w, key))
+    return out or list(words)
 
 
 def answer_recall(
@@ -1819,9 +1868,9 @@ def answer_recall(
     words = [(w, key) for w, key in _words(expected) if w not in _NOT_ANSWER_WORDS]
     if not words:
         return None, []
+    passages = list(passages)
     if given is not None:
-        known = _known([given])
-        words = [(w, key) for w, key in words if not _found(w, key, known)] or words
+        words = _unasked(words, given, passages)
     weights = None
     if key_weight != 1.0:
         weights = [key_weight if v else 1.0 for v in _values(words)]

@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""correctness: answer recall that weighs the expected answer's values more than its other
+words (issue 13, nineteenth round), as context_sufficiency's does since the eighteenth.
+
+On the seen plain sets most of correctness's false noes are right answers given tersely
+beside an expected answer that wraps its value in other words: "Twelve, if my maths is
+right." for "The answer is 12." (recall 0.5), "6,076 feet, or thereabouts." for "1,852
+metres, by international agreement." (0.33), "They have lived to a hundred, or beyond." for
+"A person aged 100 or over." (0.33). Would answer recall with each value (`lexical._values`:
+a quantity, date, clock time, price, share or number in digits) counting K words
+(`response.expected_recall(record, key_weight=K)`) rate better, K chosen on every source
+but one (EVOUNA NQ, EVOUNA TQ, each plain set), in turn?
+
+The model's P(same) is read from `localjudge eval` runs (DATA=RUN pairs, the field
+`p_same`), so no model is run; the judge's P is rebuilt with the shipped logistic model
+(`CORRECTNESS_MODEL`) around each recall and rated at the shipped threshold ("as run": the
+P the runs recorded, with the code they were made with):
+
+    flock /tmp/cpu.lock .venv/bin/localjudge eval DATA --judges correctness \
+        --no-rationale --out RUN
+    .venv/bin/python scripts/experiments/correctness_recall.py --run DATA=RUN ...
+
+Labels are read only to fit and score. The dev file's rows are sourced by their `source`
+field (EVOUNA NQ or TQ), a plain file's by its folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(REPO))
+
+import groundedness_support as gs  # noqa: E402
+
+from localjudge.judges.response import (  # noqa: E402
+    CORRECTNESS_MODEL,
+    correctness_signals,
+    expected_recall,
+)
+from localjudge.judges.support import logit  # noqa: E402
+from localjudge.records import validate_row  # noqa: E402
+
+PREFIX = "response/llm_judged/correctness/"
+THRESHOLD = 0.5746  # the default model's (models/catalogue.toml)
+WEIGHTS = (1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 10.0)
+DEV_SOURCES = ("EVOUNA NQ", "EVOUNA TQ")
+
+
+def _source(data: Path, row: dict[str, Any]) -> str:
+    given = str(row.get("source") or "")
+    dev = next((s for s in DEV_SOURCES if given.startswith(s)), None)
+    return dev or data.parent.name
+
+
+def load(pairs: Sequence[str]) -> list[dict[str, Any]]:
+    units = []
+    for pair in pairs:
+        data, run = (Path(p) for p in pair.split("=", 1))
+        rows = [json.loads(x) for x in data.read_text().splitlines() if x.strip()]
+        for line in Path(run, "results.jsonl").read_text().splitlines():
+            r = json.loads(line)
+            if r.get(PREFIX + "p_same") is None:
+                continue
+            row = rows[r["line"] - 1]
+            fields = {k: v for k, v in row.items() if k not in ("labels", "source")}
+            record = validate_row(r["line"], fields)
+            units.append(
+                {
+                    "source": _source(data, row),
+                    "id": row.get("request_id") or f"{data.parent.name}:{r['line']}",
+                    "label": 1 if row["labels"]["correctness"] == "yes" else 0,
+                    "same": r[PREFIX + "p_same"],
+                    "ran": r[PREFIX + "probability"]
+                    if r[PREFIX + "rating"] == "yes"
+                    else 1.0 - r[PREFIX + "probability"],
+                    "between": correctness_signals(record)["between_answers"],
+                    "record": record,
+                }
+            )
+    return units
+
+
+def scores(units: list[dict[str, Any]], weight: float) -> np.ndarray:
+    return np.array(
+        [
+            CORRECTNESS_MODEL(
+                {
+                    "same": logit(u["same"]),
+                    **expected_recall(u["record"], key_weight=weight),
+                    "between_answers": u["between"],
+                }
+            )
+            for u in units
+        ]
+    )
+
+
+def per_source(units: list[dict[str, Any]], pred: np.ndarray) -> dict[str, float]:
+    y = np.array([u["label"] for u in units])
+    out = {}
+    for s in sorted({u["source"] for u in units}):
+        idx = [i for i, u in enumerate(units) if u["source"] == s]
+        out[s] = gs.balanced(y[idx], pred[idx])
+    return out
+
+
+def mean_plain(by: dict[str, float]) -> float:
+    plain = [v for s, v in by.items() if s not in DEV_SOURCES]
+    return float(np.mean(plain)) if plain else float("nan")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--run", action="append", required=True, help="DATA=RUN")
+    ap.add_argument("--shipped", type=float, default=1.0, help="the weight shipped now")
+    ap.add_argument("--rows", action="store_true", help="list the rows a weight turns")
+    args = ap.parse_args(argv)
+    units = load(args.run)
+    y = np.array([u["label"] for u in units])
+    sources = sorted({u["source"] for u in units})
+    table = {w: scores(units, w) for w in WEIGHTS}
+    ran = np.array([u["ran"] for u in units])  # the P of the code the runs were made with
+
+    def objective(idx: list[int], w: float) -> float:
+        # every source alike: the mean of the sources' balanced accuracies
+        s = table[w]
+        vals = []
+        for src in sorted({units[i]["source"] for i in idx}):
+            j = [i for i in idx if units[i]["source"] == src]
+            vals.append(gs.balanced(y[j], (s[j] >= THRESHOLD).astype(int)))
+        return float(np.mean(vals))
+
+    print(f"{len(units)} units, {len(sources)} sources; threshold {THRESHOLD}\n")
+    print(
+        "| key weight | EVOUNA NQ | EVOUNA TQ | plain sets, mean (lowest) "
+        "| false yes / false no | pooled AUC |"
+    )
+    print("|---|---|---|---|---|---|")
+    for w, s in [("as run", ran), *table.items()]:
+        pred = (s >= THRESHOLD).astype(int)
+        by = per_source(units, pred)
+        fy = int(((pred == 1) & (y == 0)).sum())
+        fn = int(((pred == 0) & (y == 1)).sum())
+        low = min((x for src, x in by.items() if src not in DEV_SOURCES), default=float("nan"))
+        cells = [str(w), *(f"{by.get(d, float('nan')):.3f}" for d in DEV_SOURCES)]
+        cells += [f"{mean_plain(by):.3f} ({low:.2f})", f"{fy} / {fn}", f"{gs.auc(y, s):.3f}"]
+        print("| " + " | ".join(cells) + " |")
+    # leave one source out: the weight chosen on the other sources (ties: the smaller)
+    shipped = args.shipped
+    pred = np.zeros(len(units), dtype=int)
+    chosen: dict[str, float] = {}
+    for src in sources:
+        rest = [i for i, u in enumerate(units) if u["source"] != src]
+        best = max(WEIGHTS, key=lambda w: (round(objective(rest, w), 9), -w))
+        chosen[src] = best
+        for i, u in enumerate(units):
+            if u["source"] == src:
+                pred[i] = int(table[best][i] >= THRESHOLD)
+    by = per_source(units, pred)
+    before = per_source(units, (table[shipped] >= THRESHOLD).astype(int))
+    print(f"\nleave one source out (the weight chosen on the other sources; before: {shipped:g}):")
+    for s in sources:
+        print(f"  {s}: {before[s]:.2f} -> {by[s]:.2f}  (weight {chosen[s]:g})")
+    print(f"  plain mean {mean_plain(before):.3f} -> {mean_plain(by):.3f}")
+    if args.rows:
+        print("\nrows whose verdict a weight's LOSO choice turns:")
+        base = table[shipped]
+        for i, u in enumerate(units):
+            w = chosen[u["source"]]
+            old, new = int(base[i] >= THRESHOLD), int(table[w][i] >= THRESHOLD)
+            if old != new:
+                right = "right" if new == u["label"] else "wrong"
+                r = u["record"]
+                print(
+                    f"  {u['source']} {u['id']}: {base[i]:.2f} -> {table[w][i]:.2f} ({right}) "
+                    f"{r.response!r} for {r.expected_text()!r}"
+                )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
