@@ -923,3 +923,29 @@ def test_a_day_or_month_outside_the_range_or_not_in_one_is_not_found() -> None:
     assert answer_recall("July", ["you may march to August"]) == (0.0, ["july"])
     # only the evidence is read so: a range in the text names only its ends
     assert missing_key_terms("Open June to August.", ["Open in July."]) == (1.0, ["june", "august"])
+
+
+@pytest.mark.parametrize(
+    ("expected", "passage"),
+    [
+        ("£3.45", "Three pounds forty-five pence."),  # pounds and pence, "pence" said
+        ("It was built in 1862.", "Built in eighteen sixty-two."),  # a year in words
+        ("1905", "In nineteen oh five."),
+        ("-40 \u00b0C", "It fell to \u221240 \u00b0C."),  # the minus sign
+    ],
+)
+def test_values_said_another_way_are_found(expected: str, passage: str) -> None:
+    assert answer_recall(expected, [passage]) == (1.0, [])
+
+
+@pytest.mark.parametrize(
+    ("expected", "passage"),
+    [
+        ("£3.45", "Three pounds and forty-five kilograms."),
+        ("1862", "At eleven thirty."),  # a time, not a year
+        ("-40 \u00b0C", "It reached 40 \u00b0C."),
+    ],
+)
+def test_values_said_another_way_are_not_other_values(expected: str, passage: str) -> None:
+    recall, _ = answer_recall(expected, [passage])
+    assert recall == 0.0

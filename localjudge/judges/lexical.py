@@ -56,6 +56,7 @@ _SYMBOLS = (
     ("\u20ac", " euros "),
     ("\u00a3", " pounds "),
     ("$", " dollars "),
+    ("\u2212", "-"),  # the minus sign: "\u2212273.15 \u00b0C" is below zero
 )
 _NUMBER_WORDS = {
     w: str(i)
@@ -587,6 +588,22 @@ _POUNDS_AND_PENCE = re.compile(
 )
 
 
+# A year said in words, as its two halves: "nineteen forty-seven" (after the tens and ones
+# are digits: "nineteen 47") is 1947, "eighteen oh five" 1805, "fifteen hundred" 1500.
+# Centuries from thirteen to twenty only: "eleven thirty" and "twelve fifteen" are times.
+_CENTURIES = ("thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
+_YEAR_WORDS = re.compile(
+    rf"\b({'|'.join((*_CENTURIES, 'twenty'))})[ -](?:([1-9]\d)|oh[ -]({_ONE_TO_NINE})|(hundred))\b"
+    rf"(?![ -](?:and |{_ONE_TO_NINE}|[1-9]\d))"  # "nineteen hundred and two", "... 47 5"
+)
+
+
+def _year_words(m: re.Match[str]) -> str:
+    century = int(_NUMBER_WORDS[m.group(1)])
+    rest = m.group(2) or (f"0{_NUMBER_WORDS[m.group(3)]}" if m.group(3) else "00")
+    return f"{century}{rest}"
+
+
 def _pence(m: re.Match[str]) -> str:
     pence = int(m.group(1) or _number(m.group(2)))
     return f"pounds {pence // 100}.{pence % 100:02d}"
@@ -710,8 +727,9 @@ _FOLD_STEPS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] 
     (_CARDINAL, _cardinal),
     (_COMPOUND, lambda m: str(int(_NUMBER_WORDS[m.group(1)]) + int(_NUMBER_WORDS[m.group(2)]))),
     (_DOZENS, _dozens),
+    (_YEAR_WORDS, _year_words),
+    (_POUNDS_AND_PENCE, _pounds_and_pence),  # before pence: "two pounds eighty-five pence"
     (_PENCE, _pence),
-    (_POUNDS_AND_PENCE, _pounds_and_pence),
     (_FEET_INCHES, lambda m: f"{m.group(1)} feet {m.group(2)} inches"),
     (_AND_A_BIT, lambda m: f"just over {m.group(1)}"),
     (_ROUGHLY_AFTER, lambda m: f"about {m.group(1)}"),
