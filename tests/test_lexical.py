@@ -949,3 +949,38 @@ def test_values_said_another_way_are_found(expected: str, passage: str) -> None:
 def test_values_said_another_way_are_not_other_values(expected: str, passage: str) -> None:
     recall, _ = answer_recall(expected, [passage])
     assert recall == 0.0
+
+
+@pytest.mark.parametrize(
+    ("expected", "passage"),
+    [
+        ("Every six months.", "Adults should come in twice a year."),
+        ("Every two weeks.", "The van calls fortnightly."),
+        ("Fortnightly.", "It runs every other week."),
+        ("Once a month.", "On the first Monday of every month."),
+        ("Three times a week.", "Every 56 hours, near enough."),
+        ("Each year.", "It is held annually."),
+    ],
+)
+def test_how_often_is_found_however_it_is_said(expected: str, passage: str) -> None:
+    assert answer_recall(expected, [passage]) == (1.0, [])
+
+
+@pytest.mark.parametrize(
+    ("expected", "passage"),
+    [
+        ("Every week.", "It meets every other week."),
+        ("Once a year.", "The boiler has a ten-year warranty."),  # no word-by-word match
+        ("Twice a year.", "Once a year, in May."),
+        ("Daily.", "A day ticket costs £5."),  # "a day" is no frequency
+    ],
+)
+def test_how_often_is_not_another_frequency(expected: str, passage: str) -> None:
+    recall, _ = answer_recall(expected, [passage])
+    assert recall == 0.0
+
+
+def test_a_frequency_is_not_shown_another_way() -> None:
+    """Quantities are shown as the reference writes them; a frequency is left as it is."""
+    text = "They're on the first Tuesday in every month."
+    assert align_quantities(text, ["The club meets monthly."]) == text

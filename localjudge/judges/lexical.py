@@ -588,6 +588,51 @@ _POUNDS_AND_PENCE = re.compile(
 )
 
 
+# How often, as one phrase whose key is its period ("every:<value> <base unit>"): "twice a
+# year" is every 6 months, "three times a week" every 56 hours, "fortnightly", "every
+# other week" and "every two weeks" every 2 weeks, "monthly" and "every month" every
+# month. So "every six months" is found in "twice a year", and shown as it ("Twice a
+# year."). A bare "a year" ("£5 a year") stays a quantity.
+_PERIODS = ("hour", "day", "week", "fortnight", "month", "year")
+_PERIOD = "|".join(_PERIODS)
+_HOW_OFTEN = {
+    "hourly": ("1", "hour"),
+    "daily": ("1", "day"),
+    "nightly": ("1", "day"),
+    "weekly": ("1", "week"),
+    "fortnightly": ("1", "fortnight"),
+    "monthly": ("1", "month"),
+    "quarterly": ("3", "month"),
+    "yearly": ("1", "year"),
+    "annually": ("1", "year"),
+}
+_FREQUENCY = re.compile(
+    rf"\b(?:(?P<once>once|twice|(?P<times>\d+(?:\.\d+)?|{_PENCE_COUNT}) times) "
+    rf"(?:a|an|per|each|every) (?P<per>{_PERIOD})"
+    rf"|(?:once )?(?:every|each) (?:(?P<other>other) |(?P<count>\d+(?:\.\d+)?|{_PENCE_COUNT}) )?"
+    rf"(?P<unit>{_PERIOD})s?"
+    rf"|(?P<adverb>{'|'.join(_HOW_OFTEN)}))\b"
+)
+
+
+def _frequency(m: re.Match[str]) -> str | None:
+    """The key of a _FREQUENCY phrase; None for a count of none ("0 times a day")."""
+    if m.group("adverb"):
+        count, unit = _HOW_OFTEN[m.group("adverb")]
+        every = float(count)
+    elif m.group("per"):
+        once = m.group("once")
+        times = 1.0 if once == "once" else 2.0 if once == "twice" else _number(m.group("times"))
+        if not times:
+            return None
+        every, unit = 1.0 / times, m.group("per")
+    else:
+        every = 2.0 if m.group("other") else _number(m.group("count") or "1")
+        unit = m.group("unit")
+    factor, base = _UNITS[unit]
+    return f"every:{_plain(factor * every)} {base}"
+
+
 # A year said in words, as its two halves: "nineteen forty-seven" (after the tens and ones
 # are digits: "nineteen 47") is 1947, "eighteen oh five" 1805, "fifteen hundred" 1500.
 # Centuries from thirteen to twenty only: "eleven thirty" and "twelve fifteen" are times.
@@ -1112,9 +1157,15 @@ _BETWEEN_END = re.compile(r"\bbetween\s+$")
 
 
 def _phrases(folded: str) -> list[tuple[int, int, str]]:
-    """(start, end, key) of each price, full date, clock time, quantity and share of a
-    folded text, in order."""
+    """(start, end, key) of each price, frequency, full date, clock time, quantity and share
+    of a folded text, in order."""
     spans = [(m.start(), m.end(), _money(m)) for m in _MONEY.finditer(folded)]
+    spans += [
+        (m.start(), m.end(), key)
+        for m in _FREQUENCY.finditer(folded)
+        if (key := _frequency(m)) is not None
+        and not any(m.start() < end and m.end() > start for start, end, _ in spans)
+    ]
     spans += [
         (m.start(), m.end(), _date(m))
         for m in _DATE.finditer(folded)
@@ -1183,13 +1234,15 @@ def _words_in(folded: str, phrases: Sequence[tuple[int, int, str]]) -> list[tupl
 READINGS = (
     "imperial masses, tonnes, knots, areas; hedges such as 'a shade under', 'not quite', "
     "'and a bit' and 'or so'; feet and inches ('six foot three'); clock times; 'exactly'; "
-    "fractions of a unit; named days; shares and prices in figures; two-digit years"
+    "fractions of a unit; named days; shares and prices in figures; two-digit years; pounds "
+    "and pence in words"
 )
 RECALL_READINGS = (
     "v3, imperial masses, tonnes, knots, areas, hedged temperatures, 'a shade under', "
     "'not quite', 'and a bit', 'or so', feet and inches, clock times, 'exactly', fractions "
     "of a unit, named days, shares, dozens, pence, weekdays, prices, two-digit years, "
-    "American and British spelling, days and months inside a range"
+    "American and British spelling, days and months inside a range, years and pounds and "
+    "pence in words, the minus sign, how often ('twice a year' is 'every six months')"
 )
 
 
@@ -1357,6 +1410,8 @@ def _found(word: str, key: str, known: AbstractSet[str]) -> bool:
     if key.startswith("money:"):  # "£1.20" is not found in "£1.50" and "20 people"
         _, currency, value = key.split(":")
         return key in known or (value in known and _key(currency) in known)  # "2500 dollars"
+    if key.startswith("every:"):  # "every week" is not in "every other week"
+        return key in known
     if key.startswith("time"):  # "twenty to three" in "2.40 pm", not in "2.40 am"
         return key in known or any(_same_time(key, k) for k in known)
     if key.startswith("share:") and any(_same_share(key, k) for k in known):
@@ -1389,7 +1444,9 @@ def _spans(text: str) -> tuple[tuple[int, int, str, str], ...]:
     statement is asked of every passage, a passage of every statement); the characters'
     origins are only worked out for a text that has such a phrase."""
     folded = _prepared(text)
-    phrases = _phrases(folded)
+    # a frequency is matched, not shown another way: "twice a year" would not read as
+    # "every six months" in every sentence ("the first Tuesday in every month")
+    phrases = [p for p in _phrases(folded) if not p[2].startswith("every:")]
     phrases += [
         (m.start(), m.end(), f"share:{_plain(float(m.group(1)))}")
         for m in _PERCENT.finditer(folded)
