@@ -658,6 +658,9 @@ def test_a_changed_price_is_missing_by_its_figure_not_its_pence() -> None:
         ("Open weekdays.", "Open Monday to Saturday.", False),
         ("Open Mon to Sat.", "Open Monday to Friday.", False),
         ("Open Monday to Sunday.", "Open every day of the week but Monday.", False),
+        ("Monday to Friday mornings.", "Weekday mornings only.", True),
+        ("Saturday and Sunday afternoons.", "Weekend afternoons.", True),
+        ("Saturday and Sunday afternoons.", "Weekday afternoons.", False),
     ],
 )
 def test_weekdays_and_weekends_are_their_days(text: str, passage: str, found: bool) -> None:

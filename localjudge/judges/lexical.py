@@ -664,11 +664,14 @@ _SHORT_DAYS.update({d[:3]: d for d in _DAY_NAMES})
 _SHORT_DAY = "|".join(sorted(_SHORT_DAYS, key=len, reverse=True))
 _WEEK_PARTS = {"weekdays": "monday to friday", "every weekday": "monday to friday"}
 _WEEK_PARTS["weekends"] = "saturday and sunday"
+_WEEK_PARTS["weekday"] = "monday to friday"  # "weekday mornings"
+_WEEK_PARTS["weekend"] = "saturday and sunday"  # "weekend afternoons"
 # Every day but one is the other six, from the day after it: "every day except Sunday" is
 # "monday to saturday", "daily apart from Mondays" "tuesday to sunday".
 _DAY_NAME = "|".join(_DAY_NAMES)
 _WEEK = re.compile(
     r"\b(?:weekdays|every weekday|weekends)\b"
+    r"|\bweek(?:day|end)(?= (?:morning|afternoon|evening|night)s?\b)"
     rf"|\b(?P<first>{_SHORT_DAY})\.?\s*(?:-|\u2013|to)\s*(?P<last>{_SHORT_DAY})\b"
     r"|\b(?:every day(?: of the week)?|daily)(?:,? (?:except|apart from)| but| bar)"
     rf"(?: on)? (?:a )?(?P<but>{_DAY_NAME})s?\b",
