@@ -987,3 +987,19 @@ def test_a_frequency_is_not_shown_another_way() -> None:
     """Quantities are shown as the reference writes them; a frequency is left as it is."""
     text = "They're on the first Tuesday in every month."
     assert align_quantities(text, ["The club meets monthly."]) == text
+
+
+def test_short_plurals_and_a_bakers_dozen_are_read() -> None:
+    # a plural of four letters is its word ("bags", "dogs"); "news" is not "new"
+    assert answer_recall("A bag and a dog.", ["Bags for dogs."]) == (1.0, [])
+    assert answer_recall("New.", ["The news."]) == (0.0, ["new"])
+    # a baker's dozen is thirteen, a dozen twelve
+    assert answer_recall("Thirteen.", ["In bags of a baker's dozen."]) == (1.0, [])
+    assert answer_recall("Thirteen.", ["In bags of a dozen."])[0] == 0.0
+
+
+@pytest.mark.parametrize(
+    "expected", ["That would be Truro, of course.", "The answer is Truro.", "Truro, I think."]
+)
+def test_words_around_an_expected_answer_are_not_looked_for(expected: str) -> None:
+    assert answer_recall(expected, ["Truro."]) == (1.0, [])

@@ -351,12 +351,19 @@ def _plain(value: float) -> str:
     return text or "0"
 
 
+# Words of four letters that end in s and are no plurals (or whose stem is another word).
+_NOT_PLURAL = frozenset({"news", "lens", "bias", "does", "goes", "yes", "ours", "mars", "oops"})
+
+
 def singular(word: str) -> str:
     """The word without an English plural ending: "avocados" -> "avocado", "cities" ->
-    "city", "boxes" -> "box". Words of four letters or fewer, and words ending in -ss, -us
-    or -is ("glass", "virus", "analysis"), are kept as they are. Only a matching key: both
-    sides of a comparison go through it, so an odd stem ("ladies" -> "lady") is harmless."""
-    if len(word) <= 4 or not word.endswith("s") or word.endswith(("ss", "us", "is")):
+    "city", "boxes" -> "box", "bags" -> "bag". Words of three letters or fewer, words
+    ending in -ss, -us or -is ("glass", "virus", "analysis") and a few of four that are no
+    plurals ("news", "lens", "does") are kept as they are. Only a matching key: both sides
+    of a comparison go through it, so an odd stem ("ladies" -> "lady") is harmless."""
+    if len(word) <= 3 or not word.endswith("s") or word.endswith(("ss", "us", "is")):
+        return word
+    if len(word) == 4 and word in _NOT_PLURAL:
         return word
     if word.endswith("ies"):
         return word[:-3] + "y"
@@ -573,11 +580,12 @@ _EXACTLY = re.compile(
 # "every day except Sunday" is "monday to saturday".
 # A singular weekend ("at the weekend", "this weekend") is one weekend, not its days.
 _PER_CENT = re.compile(r"\bper[\s-]cent\b")
-_DOZENS = re.compile(rf"\b(?:(half) an?|({_COUNT})) dozen\b")
+_DOZENS = re.compile(rf"\b(?:(half) an?|({_COUNT}|an?)) (baker['\u2019]s )?dozen\b")
 
 
 def _dozens(m: re.Match[str]) -> str:
-    return "6" if m.group(1) else _plain(_number(m.group(2)) * 12)
+    dozen = 13 if m.group(3) else 12  # "a baker's dozen" is thirteen
+    return _plain(dozen / 2) if m.group(1) else _plain(_number(m.group(2)) * dozen)
 
 
 _PENCE_COUNT = r"[1-9]\d?|" + "|".join(k for k, v in _NUMBER_WORDS.items() if 0 < int(v) < 100)
@@ -1927,6 +1935,15 @@ def _unasked(
     return out or list(words)
 
 
+# Words an expected answer says around its answer, not part of it: "That would be Truro, of
+# course." answers "Truro"; "The answer is 12." answers "12".
+_FILLER = re.compile(
+    r"\b(?:of course|that would be|that['\u2019]d be|it would be|the answer is|"
+    r"the answer['\u2019]s|in fact|actually|i believe|i think)\b",
+    re.IGNORECASE,
+)
+
+
 def answer_recall(
     expected: str,
     passages: Iterable[str],
@@ -1943,7 +1960,9 @@ def answer_recall(
     leaves none (a choice question, "Is Paris or Lyon the capital?"). `key_weight`: each
     value (_values: a quantity, date, time, price, share or number) counts as that many
     words."""
-    words = [(w, key) for w, key in _words(expected) if w not in _NOT_ANSWER_WORDS]
+    words = [
+        (w, key) for w, key in _words(_FILLER.sub(" ", expected)) if w not in _NOT_ANSWER_WORDS
+    ]
     if not words:
         return None, []
     passages = list(passages)
