@@ -1003,3 +1003,22 @@ def test_short_plurals_and_a_bakers_dozen_are_read() -> None:
 )
 def test_words_around_an_expected_answer_are_not_looked_for(expected: str) -> None:
     assert answer_recall(expected, ["Truro."]) == (1.0, [])
+
+
+@pytest.mark.parametrize(
+    ("expected", "response", "recall"),
+    [
+        ("Fyodor Dostoevsky.", "Dostoevsky, I'm fairly sure.", 1.0),
+        ("Ralph Vaughan Williams.", "It was Vaughan Williams.", 1.0),
+        ("Karl Marx and Friedrich Engels.", "Karl Marx.", 0.5),  # Engels is not given
+        ("John Adams.", "Samuel Adams.", 0.5),  # another man of the name
+    ],
+)
+def test_a_name_is_given_by_its_surname(expected: str, response: str, recall: float) -> None:
+    assert answer_recall(expected, [response], surnames=True)[0] == recall
+    assert answer_recall("Fyodor Dostoevsky.", ["Dostoevsky."])[0] == 0.5  # off by default
+
+
+def test_not_ruling_another_answer_out_hedges_between_answers() -> None:
+    response = "Monet gets my vote, but I wouldn't rule out Renoir."
+    assert lexical.between_answers(response, "Claude Monet.")

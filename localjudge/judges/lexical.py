@@ -1944,12 +1944,41 @@ _FILLER = re.compile(
 )
 
 
+# A person's name given by its last word: "Dostoevsky." gives "Fyodor Dostoevsky.", "on
+# Vaughan Williams" gives "Ralph Vaughan Williams." A name is a run of two or more
+# capitalised words of the expected answer; its last word must be written so in the
+# evidence, and not after another capitalised word that is no part of the name ("Samuel
+# Adams" is not "John Adams"; a sentence's opening "It's" or "The" is a stopword).
+_NAME_PART = r"[A-Z][\w'\u2019-]*"
+_NAME_RUN = re.compile(rf"(?<![\w'\u2019-]){_NAME_PART}(?:[ \t]+{_NAME_PART})+")
+
+
+def given_names(expected: str, evidence: Iterable[str]) -> frozenset[str]:
+    """The keys (_key) of the words before the last of each name of `expected` (_NAME_RUN)
+    whose last word the evidence gives as a surname, alone or after the name's own words
+    (answer_recall looks for them no more, where the evidence does not give them)."""
+    texts = list(evidence)
+    out: set[str] = set()
+    for m in _NAME_RUN.finditer(expected):
+        parts = m.group(0).split()
+        last = re.escape(parts[-1].rstrip("'\u2019-"))
+        pattern = re.compile(rf"(?<![\w'\u2019-])(?:([\w'\u2019-]+)[ \t]+)?{last}(?![\w'\u2019-])")
+        for text in texts:
+            for e in pattern.finditer(text):
+                before = e.group(1)
+                own = before is None or before in parts or not before[:1].isupper()
+                if own or all(w in STOPWORDS for w in _WORD.findall(before.casefold())):
+                    out |= {_key(w) for p in parts[:-1] for w in _WORD.findall(p.casefold())}
+    return frozenset(out)
+
+
 def answer_recall(
     expected: str,
     passages: Iterable[str],
     hedged: bool = False,
     given: str | None = None,
     key_weight: float = 1.0,
+    surnames: bool = False,
 ) -> tuple[float | None, list[str]]:
     """(share of the expected answer's content words that occur in the passages, the words
     that do not). None when the answer has no content words beyond yes/no/true/false: then
@@ -1959,7 +1988,9 @@ def answer_recall(
     "How much does the Crannock Hall eagle weigh?"): they are left out, unless that
     leaves none (a choice question, "Is Paris or Lyon the capital?"). `key_weight`: each
     value (_values: a quantity, date, time, price, share or number) counts as that many
-    words."""
+    words. `surnames`: a name's given names that the passages do not give are not looked
+    for where the passages give its surname ("Dostoevsky." for "Fyodor Dostoevsky.":
+    given_names)."""
     words = [
         (w, key) for w, key in _words(_FILLER.sub(" ", expected)) if w not in _NOT_ANSWER_WORDS
     ]
@@ -1968,6 +1999,9 @@ def answer_recall(
     passages = list(passages)
     if given is not None:
         words = _unasked(words, given, passages)
+    if surnames and (optional := given_names(expected, passages)):
+        known = _known(passages)
+        words = [(w, k) for w, k in words if k not in optional or _found(w, k, known)] or words
     weights = None
     if key_weight != 1.0:
         weights = [key_weight if v else 1.0 for v in _values(words)]
@@ -1987,12 +2021,13 @@ def best_answer_recall(
     hedged: bool = False,
     given: str | None = None,
     key_weight: float = 1.0,
+    surnames: bool = False,
 ) -> tuple[float | None, list[str]]:
     """answer_recall of the best of the accepted answers that `expected` lists (ALTERNATIVES
     between them); of `expected` itself when it lists one."""
     texts = list(evidence)
     results = [
-        answer_recall(a, texts, hedged, given, key_weight)
+        answer_recall(a, texts, hedged, given, key_weight, surnames)
         for a in expected.split(ALTERNATIVES)
         if a.strip()
     ]
@@ -2052,7 +2087,8 @@ _BETWEEN = re.compile(
     r"|\bcould be\b[^.?!;]{1,40}?,\s*(?:or\s+)?(?:it\s+)?could be\b"
     r"|\bone or the other\b|\bone of (?:those|these|the) (?:two|three)\b"
     r"|\bcould be (?:either|any)\b"
-    rf"|\b{_WHICH} which\b|\btorn between\b|\bmix (?:them|those|these|the two) up\b",
+    rf"|\b{_WHICH} which\b|\btorn between\b|\bmix (?:them|those|these|the two) up\b"
+    r"|\b(?:wouldn['\u2019]t|can['\u2019]t|couldn['\u2019]t) rule out\b",
     re.IGNORECASE,
 )
 _OR = re.compile(r"\bor\b", re.IGNORECASE)

@@ -636,14 +636,18 @@ safety = CombinedJudge(
 ANSWER_KEY_WEIGHT = 6.0
 
 
-def expected_recall(record: Record, key_weight: float = ANSWER_KEY_WEIGHT) -> dict[str, float]:
+def expected_recall(
+    record: Record, key_weight: float = ANSWER_KEY_WEIGHT, surnames: bool = True
+) -> dict[str, float]:
     """{"answer_recall": the share of the expected answer's content words found in the
     response}, quantities matched by value or within a hedge the response gives them
     ("100 km" in "just over sixty miles"), words the request already says left out
     ("Crannock Hall's stone eagle weighs 190 kg." for "How much does the stone eagle on
     the Crannock Hall gatepost weigh?" looks for "190 kg"; "A week has 168 hours." for "A
     week is how many hours long?" looks for "168": lexical._unasked), each value counting
-    `key_weight` words ("Twelve." finds 6 of 7 in "The answer is 12."), the best of the
+    `key_weight` words ("Twelve." finds 6 of 7 in "The answer is 12."), with `surnames` a
+    name's given names not looked for where the response gives its surname ("Dostoevsky."
+    for "Fyodor Dostoevsky.": lexical.given_names), the best of the
     answers it accepts (" / " between them). An expected answer that starts with yes or
     no, against a response that gives a yes or a no (in so many words or "They didn't."),
     counts 1.0 when they agree and 0.0 when they do not; 1.0 when the expected answer
@@ -653,7 +657,12 @@ def expected_recall(record: Record, key_weight: float = ANSWER_KEY_WEIGHT) -> di
     if answer is not None and reply is not None:
         return {"answer_recall": 1.0 if reply == answer else 0.0}
     recall, _ = best_answer_recall(
-        expected, [record.response or ""], hedged=True, given=record.request, key_weight=key_weight
+        expected,
+        [record.response or ""],
+        hedged=True,
+        given=record.request,
+        key_weight=key_weight,
+        surnames=surnames,
     )
     return {"answer_recall": 1.0 if recall is None else recall}
 
@@ -708,7 +717,8 @@ correctness = CombinedJudge(
     signal_texts={
         "answer_recall": "share of the expected answer's content words not in the request "
         "(all of them if none is left; a value only as the request writes it; a quantity "
-        "whose unit the request names read as its number) found in the response, each "
+        "whose unit the request names read as its number; a name's given names not looked "
+        "for where the response gives its surname) found in the response, each "
         f"value (quantity, date, time, price, share, number) counting {ANSWER_KEY_WEIGHT:g} "
         "words (judges/lexical.py "
         f"best_answer_recall; {RECALL_READINGS}; a value within a close hedge of the "

@@ -89,13 +89,13 @@ def load(pairs: Sequence[str]) -> list[dict[str, Any]]:
     return units
 
 
-def scores(units: list[dict[str, Any]], weight: float) -> np.ndarray:
+def scores(units: list[dict[str, Any]], weight: float, surnames: bool = True) -> np.ndarray:
     return np.array(
         [
             CORRECTNESS_MODEL(
                 {
                     "same": logit(u["same"]),
-                    **expected_recall(u["record"], key_weight=weight),
+                    **expected_recall(u["record"], key_weight=weight, surnames=surnames),
                     "between_answers": u["between"],
                 }
             )
@@ -123,11 +123,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--run", action="append", required=True, help="DATA=RUN")
     ap.add_argument("--shipped", type=float, default=1.0, help="the weight shipped now")
     ap.add_argument("--rows", action="store_true", help="list the rows a weight turns")
+    ap.add_argument(
+        "--no-surnames", action="store_true", help="look for a name's given names as before"
+    )
     args = ap.parse_args(argv)
     units = load(args.run)
     y = np.array([u["label"] for u in units])
     sources = sorted({u["source"] for u in units})
-    table = {w: scores(units, w) for w in WEIGHTS}
+    table = {w: scores(units, w, not args.no_surnames) for w in WEIGHTS}
     ran = np.array([u["ran"] for u in units])  # the P of the code the runs were made with
 
     def objective(idx: list[int], w: float) -> float:
