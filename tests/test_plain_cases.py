@@ -584,6 +584,24 @@ READINGS_SETS = {
         ("bare-number", "value-and-words"),
         judges=("correctness",),
     ),
+    # How often something happens, said one way on one side of a row and another way on the
+    # other ("fortnightly" / "every other week", "twice a year" / "every six months").
+    "plain-how-often": Readings(
+        DATA / "plain-how-often",
+        "often",
+        12,
+        ("adverb", "times"),
+        judges=("context_sufficiency", "correctness", "groundedness"),
+    ),
+    # Correctness rows whose expected answer gives a person's full name and whose response
+    # names them by surname, or surname and title ("Dr Jenner."), or names another person.
+    "plain-surnames": Readings(
+        DATA / "plain-surnames",
+        "surnames",
+        24,
+        ("famous", "local"),
+        judges=("correctness",),
+    ),
 }
 
 
