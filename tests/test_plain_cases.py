@@ -602,6 +602,15 @@ READINGS_SETS = {
         ("famous", "local"),
         judges=("correctness",),
     ),
+    # Correctness rows with a terse response giving one value, or a value and one other thing,
+    # in another form ("A day and a half." for 36 hours) against a wrapped expected answer.
+    "plain-terse-values-2": Readings(
+        DATA / "plain-terse-values-2",
+        "terse2",
+        24,
+        ("one-value", "two-parts"),
+        judges=("correctness",),
+    ),
 }
 
 
