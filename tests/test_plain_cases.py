@@ -611,6 +611,14 @@ READINGS_SETS = {
         ("one-value", "two-parts"),
         judges=("correctness",),
     ),
+    # A second set of plain-how-often's shape ("daily" / "every 24 hours"), written apart.
+    "plain-how-often-2": Readings(
+        DATA / "plain-how-often-2",
+        "often2",
+        12,
+        ("adverb", "times"),
+        judges=("context_sufficiency", "correctness", "groundedness"),
+    ),
 }
 
 
