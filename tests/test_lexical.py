@@ -983,10 +983,30 @@ def test_how_often_is_not_another_frequency(expected: str, passage: str) -> None
     assert recall == 0.0
 
 
-def test_a_frequency_is_not_shown_another_way() -> None:
-    """Quantities are shown as the reference writes them; a frequency is left as it is."""
+@pytest.mark.parametrize(
+    ("text", "reference", "shown"),
+    [
+        ("Given once an hour.", ["It is given every 60 minutes."], "Given every 60 minutes."),
+        ("Hourly, from 11 am.", ["Every 60 minutes from 11 am."], "Every 60 minutes, from 11 am."),
+        ("It's cut every three months.", ["Four times a year."], "It's cut four times a year."),
+        ("It is fortnightly.", ["It meets every other week."], "It is every other week."),
+    ],
+)
+def test_a_frequency_is_shown_as_the_reference_writes_it(
+    text: str, reference: list[str], shown: str
+) -> None:
+    assert align_quantities(text, reference) == shown
+
+
+def test_a_frequency_inside_a_phrase_of_when_is_not_shown_another_way() -> None:
+    """ "every month" in "the first Tuesday in every month" is no frequency of its own, on
+    either side; nor is another frequency shown as the reference's."""
     text = "They're on the first Tuesday in every month."
     assert align_quantities(text, ["The club meets monthly."]) == text
+    assert align_quantities("It meets monthly.", ["On the first Monday of every month."]) == (
+        "It meets monthly."
+    )
+    assert align_quantities("Every week.", ["Every other week."]) == "Every week."
 
 
 def test_short_plurals_and_a_bakers_dozen_are_read() -> None:
@@ -1022,3 +1042,36 @@ def test_a_name_is_given_by_its_surname(expected: str, response: str, recall: fl
 def test_not_ruling_another_answer_out_hedges_between_answers() -> None:
     response = "Monet gets my vote, but I wouldn't rule out Renoir."
     assert lexical.between_answers(response, "Claude Monet.")
+
+
+@pytest.mark.parametrize(
+    ("request_text", "one"),
+    [
+        ("In what year was the Penmoor lifeboat station opened?", True),
+        ("How many bells hang in the tower at St Keverne?", True),
+        ("What time does the ferry leave on Sundays?", True),
+        ("When is the ploughing match?", True),
+        ("What time does the ferry leave, and from which pier?", False),  # a second ask
+        ("How much is a ticket? Is parking free?", False),  # two questions
+        ("How often does the choir practise?", False),  # a frequency is no value
+        ("Who built the lighthouse?", False),
+    ],
+)
+def test_a_request_that_asks_for_one_value(request_text: str, one: bool) -> None:
+    assert lexical.asks_one_value(request_text) is one
+
+
+def test_only_the_values_are_looked_for_where_one_value_is_asked() -> None:
+    expected = "The station opened in 1867, paid for by a local shipowner."
+    asked = "In what year was the Penmoor lifeboat station opened?"
+    assert answer_recall(expected, ["Eighteen sixty-seven."], given=asked, one_value=True) == (
+        1.0,
+        [],
+    )
+    assert answer_recall(expected, ["1876."], given=asked, one_value=True)[0] == 0.0
+    # off by default, and not where the request asks something else too
+    assert answer_recall(expected, ["1867."], given=asked)[0] == pytest.approx(0.25)
+    both = "In what year did the station open, and who paid for it?"
+    assert answer_recall(expected, ["1867."], given=both, one_value=True)[0] == pytest.approx(
+        answer_recall(expected, ["1867."], given=both)[0]
+    )

@@ -599,9 +599,10 @@ _POUNDS_AND_PENCE = re.compile(
 # How often, as one phrase whose key is its period ("every:<value> <base unit>"): "twice a
 # year" is every 6 months, "three times a week" every 56 hours, "fortnightly", "every
 # other week" and "every two weeks" every 2 weeks, "monthly" and "every month" every
-# month. So "every six months" is found in "twice a year", and shown as it ("Twice a
-# year."). A bare "a year" ("£5 a year") stays a quantity.
-_PERIODS = ("hour", "day", "week", "fortnight", "month", "year")
+# month; "every 90 minutes" every 5,400 seconds. So "every six months" is found in "twice a
+# year", and shown as it ("Twice a year.") where it stands as a phrase of its own (_spans).
+# A bare "a year" ("£5 a year") stays a quantity.
+_PERIODS = ("minute", "hour", "day", "week", "fortnight", "month", "year")
 _PERIOD = "|".join(_PERIODS)
 _HOW_OFTEN = {
     "hourly": ("1", "hour"),
@@ -1246,7 +1247,8 @@ READINGS = (
     "imperial masses, tonnes, knots, areas; hedges such as 'a shade under', 'not quite', "
     "'and a bit' and 'or so'; feet and inches ('six foot three'); clock times; 'exactly'; "
     "fractions of a unit; named days; shares and prices in figures; two-digit years; pounds "
-    "and pence in words"
+    "and pence in words; how often ('four times a year' as 'every three months'), not "
+    "inside a phrase of when"
 )
 RECALL_READINGS = (
     "v3, imperial masses, tonnes, knots, areas, hedged temperatures, 'a shade under', "
@@ -1446,18 +1448,27 @@ def _found(word: str, key: str, known: AbstractSet[str]) -> bool:
 _ONE = {"a": "1", "an": "1"}
 
 
+_IN_WHEN = re.compile(r"\b(?:in|of|on|the|a|an)\s+$")  # "the first Sunday of" every month
+
+
 @functools.lru_cache(maxsize=32)
 def _spans(text: str) -> tuple[tuple[int, int, str, str], ...]:
-    """(start, end, key, folded words) of each quantity, full date, clock time, price, share
-    and percentage ("share:25" for "25%", here only: a percentage is words of its own when
-    words are matched) of the text, with start and end in the text as written; the folded
+    """(start, end, key, folded words) of each quantity, frequency (not inside a longer
+    phrase of when: _IN_WHEN), full date, clock time, price, share and percentage
+    ("share:25" for "25%", here only: a percentage is words of its own when words are
+    matched) of the text, with start and end in the text as written; the folded
     words start with a hedge that was written after the quantity. Cached (a
     statement is asked of every passage, a passage of every statement); the characters'
     origins are only worked out for a text that has such a phrase."""
     folded = _prepared(text)
-    # a frequency is matched, not shown another way: "twice a year" would not read as
-    # "every six months" in every sentence ("the first Tuesday in every month")
-    phrases = [p for p in _phrases(folded) if not p[2].startswith("every:")]
+    # a frequency is shown another way only where it stands as one ("once an hour" as
+    # "every 60 minutes"), not inside a longer phrase of when: "the first Tuesday in every
+    # month" is no "the first Tuesday in monthly"
+    phrases = [
+        p
+        for p in _phrases(folded)
+        if not p[2].startswith("every:") or not _IN_WHEN.search(folded, 0, p[0])
+    ]
     phrases += [
         (m.start(), m.end(), f"share:{_plain(float(m.group(1)))}")
         for m in _PERCENT.finditer(folded)
@@ -1972,6 +1983,35 @@ def given_names(expected: str, evidence: Iterable[str]) -> frozenset[str]:
     return frozenset(out)
 
 
+# A request that asks for one value and nothing else: "How many stiles are there on the
+# coffin route?", "In what year was the team set up?", "What time does the wrestling
+# start?". Not one that asks a second thing too ("What time does the ferry leave, and from
+# which pier?", two question marks) nor how often (a frequency is no value: _values).
+_ONE_VALUE = re.compile(
+    r"\b(?:how (?:many|much|long|far|high|tall|old|deep|wide|heavy|fast|hot|cold|warm)|"
+    r"(?:what|which) (?:year|time|date|age|temperature|percentage|price|height|length|"
+    r"distance|speed|weight|depth)|when)\b",
+    re.IGNORECASE,
+)
+_SECOND_ASK = re.compile(
+    r"\b(?:and|or|but|also)\s+(?:(?:from|to|in|at|on|for|with|by)\s+)?"
+    r"(?:what|which|who|whom|whose|where|when|why|how|is|are|was|"
+    r"were|do|does|did|can|could|will|would|should|has|have|had)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_one_value(request: str) -> bool:
+    """Whether the request asks for one value (a number, quantity, date, time, price or
+    share) and nothing else (_ONE_VALUE, with no second question: _SECOND_ASK, or a second
+    question mark)."""
+    return (
+        _ONE_VALUE.search(request) is not None
+        and _SECOND_ASK.search(request) is None
+        and request.count("?") <= 1
+    )
+
+
 def answer_recall(
     expected: str,
     passages: Iterable[str],
@@ -1979,6 +2019,7 @@ def answer_recall(
     given: str | None = None,
     key_weight: float = 1.0,
     surnames: bool = False,
+    one_value: bool = False,
 ) -> tuple[float | None, list[str]]:
     """(share of the expected answer's content words that occur in the passages, the words
     that do not). None when the answer has no content words beyond yes/no/true/false: then
@@ -1990,7 +2031,10 @@ def answer_recall(
     value (_values: a quantity, date, time, price, share or number) counts as that many
     words. `surnames`: a name's given names that the passages do not give are not looked
     for where the passages give its surname ("Dostoevsky." for "Fyodor Dostoevsky.":
-    given_names)."""
+    given_names). `one_value`: where `given` asks for one value (asks_one_value) and the
+    answer gives values, only its values are looked for: the words around them say where
+    it comes from or what else is so ("The team was set up in 1947 by local shepherds,
+    according to its website." for "In what year was the team set up?")."""
     words = [
         (w, key) for w, key in _words(_FILLER.sub(" ", expected)) if w not in _NOT_ANSWER_WORDS
     ]
@@ -2002,6 +2046,8 @@ def answer_recall(
     if surnames and (optional := given_names(expected, passages)):
         known = _known(passages)
         words = [(w, k) for w, k in words if k not in optional or _found(w, k, known)] or words
+    if one_value and given is not None and asks_one_value(given):
+        words = [wk for wk, v in zip(words, _values(words), strict=True) if v] or words
     weights = None
     if key_weight != 1.0:
         weights = [key_weight if v else 1.0 for v in _values(words)]
@@ -2022,12 +2068,13 @@ def best_answer_recall(
     given: str | None = None,
     key_weight: float = 1.0,
     surnames: bool = False,
+    one_value: bool = False,
 ) -> tuple[float | None, list[str]]:
     """answer_recall of the best of the accepted answers that `expected` lists (ALTERNATIVES
     between them); of `expected` itself when it lists one."""
     texts = list(evidence)
     results = [
-        answer_recall(a, texts, hedged, given, key_weight, surnames)
+        answer_recall(a, texts, hedged, given, key_weight, surnames, one_value)
         for a in expected.split(ALTERNATIVES)
         if a.strip()
     ]

@@ -637,7 +637,10 @@ ANSWER_KEY_WEIGHT = 6.0
 
 
 def expected_recall(
-    record: Record, key_weight: float = ANSWER_KEY_WEIGHT, surnames: bool = True
+    record: Record,
+    key_weight: float = ANSWER_KEY_WEIGHT,
+    surnames: bool = True,
+    one_value: bool = False,
 ) -> dict[str, float]:
     """{"answer_recall": the share of the expected answer's content words found in the
     response}, quantities matched by value or within a hedge the response gives them
@@ -663,6 +666,7 @@ def expected_recall(
         given=record.request,
         key_weight=key_weight,
         surnames=surnames,
+        one_value=one_value,
     )
     return {"answer_recall": 1.0 if recall is None else recall}
 

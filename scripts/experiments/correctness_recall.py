@@ -11,6 +11,12 @@ a quantity, date, clock time, price, share or number in digits) counting K words
 (`response.expected_recall(record, key_weight=K)`) rate better, K chosen on every source
 but one (EVOUNA NQ, EVOUNA TQ, each plain set), in turn?
 
+With --one-value (issue 13, twentieth round), each weight is also tried with only the
+expected answer's values looked for where the request asks for one value and nothing else
+(`lexical.asks_one_value`: "In what year was the team set up?" against "The team was set
+up in 1947 by local shepherds, according to its website." looks for "1947"), and the
+variant is chosen among all of them the same way.
+
 The model's P(same) is read from `localjudge eval` runs (DATA=RUN pairs, the field
 `p_same`), so no model is run; the judge's P is rebuilt with the shipped logistic model
 (`CORRECTNESS_MODEL`) around each recall and rated at the shipped threshold ("as run": the
@@ -89,13 +95,17 @@ def load(pairs: Sequence[str]) -> list[dict[str, Any]]:
     return units
 
 
-def scores(units: list[dict[str, Any]], weight: float, surnames: bool = True) -> np.ndarray:
+def scores(
+    units: list[dict[str, Any]], weight: float, surnames: bool = True, one_value: bool = False
+) -> np.ndarray:
     return np.array(
         [
             CORRECTNESS_MODEL(
                 {
                     "same": logit(u["same"]),
-                    **expected_recall(u["record"], key_weight=weight, surnames=surnames),
+                    **expected_recall(
+                        u["record"], key_weight=weight, surnames=surnames, one_value=one_value
+                    ),
                     "between_answers": u["between"],
                 }
             )
@@ -126,14 +136,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--no-surnames", action="store_true", help="look for a name's given names as before"
     )
+    ap.add_argument(
+        "--one-value",
+        action="store_true",
+        help="also try each weight with only the answer's values looked for where the request "
+        "asks for one value (lexical.asks_one_value)",
+    )
     args = ap.parse_args(argv)
     units = load(args.run)
     y = np.array([u["label"] for u in units])
     sources = sorted({u["source"] for u in units})
-    table = {w: scores(units, w, not args.no_surnames) for w in WEIGHTS}
+    variants = [(w, False) for w in WEIGHTS]
+    if args.one_value:
+        variants += [(w, True) for w in WEIGHTS]
+    table = {v: scores(units, v[0], not args.no_surnames, v[1]) for v in variants}
     ran = np.array([u["ran"] for u in units])  # the P of the code the runs were made with
 
-    def objective(idx: list[int], w: float) -> float:
+    def name(v: tuple[float, bool]) -> str:
+        return f"{v[0]:g}" + (", one value" if v[1] else "")
+
+    def objective(idx: list[int], w: tuple[float, bool]) -> float:
         # every source alike: the mean of the sources' balanced accuracies
         s = table[w]
         vals = []
@@ -148,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "| false yes / false no | pooled AUC |"
     )
     print("|---|---|---|---|---|---|")
-    for w, s in [("as run", ran), *table.items()]:
+    for w, s in [("as run", ran), *((name(v), x) for v, x in table.items())]:
         pred = (s >= THRESHOLD).astype(int)
         by = per_source(units, pred)
         fy = int(((pred == 1) & (y == 0)).sum())
@@ -158,33 +180,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         cells += [f"{mean_plain(by):.3f} ({low:.2f})", f"{fy} / {fn}", f"{gs.auc(y, s):.3f}"]
         print("| " + " | ".join(cells) + " |")
     # leave one source out: the weight chosen on the other sources (ties: the smaller)
-    shipped = args.shipped
+    shipped = (args.shipped, False)
     pred = np.zeros(len(units), dtype=int)
-    chosen: dict[str, float] = {}
+    chosen: dict[str, tuple[float, bool]] = {}
     for src in sources:
         rest = [i for i, u in enumerate(units) if u["source"] != src]
-        best = max(WEIGHTS, key=lambda w: (round(objective(rest, w), 9), -w))
+        # ties: the plainer variant (without the one-value reading), then the smaller weight
+        best = max(variants, key=lambda v: (round(objective(rest, v), 9), -v[1], -v[0]))
         chosen[src] = best
         for i, u in enumerate(units):
             if u["source"] == src:
                 pred[i] = int(table[best][i] >= THRESHOLD)
     by = per_source(units, pred)
     before = per_source(units, (table[shipped] >= THRESHOLD).astype(int))
-    print(f"\nleave one source out (the weight chosen on the other sources; before: {shipped:g}):")
+    print(
+        f"\nleave one source out (the variant chosen on the other sources; before: "
+        f"{name(shipped)}):"
+    )
     for s in sources:
-        print(f"  {s}: {before[s]:.2f} -> {by[s]:.2f}  (weight {chosen[s]:g})")
+        print(f"  {s}: {before[s]:.2f} -> {by[s]:.2f}  (weight {name(chosen[s])})")
     print(f"  plain mean {mean_plain(before):.3f} -> {mean_plain(by):.3f}")
     if args.rows:
         print("\nrows whose verdict a weight's LOSO choice turns:")
         base = table[shipped]
         for i, u in enumerate(units):
-            w = chosen[u["source"]]
-            old, new = int(base[i] >= THRESHOLD), int(table[w][i] >= THRESHOLD)
+            v = chosen[u["source"]]
+            old, new = int(base[i] >= THRESHOLD), int(table[v][i] >= THRESHOLD)
             if old != new:
                 right = "right" if new == u["label"] else "wrong"
                 r = u["record"]
                 print(
-                    f"  {u['source']} {u['id']}: {base[i]:.2f} -> {table[w][i]:.2f} ({right}) "
+                    f"  {u['source']} {u['id']}: {base[i]:.2f} -> {table[v][i]:.2f} ({right}) "
                     f"{r.response!r} for {r.expected_text()!r}"
                 )
     return 0
