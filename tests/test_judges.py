@@ -338,8 +338,10 @@ def test_correctness_rates_a_hedge_between_answers_incorrect(
         ("A fortnight is how many hours?", "363.", "A fortnight has 336 hours.", 0.0),
         # ... not where the response gives that number with another unit
         ("A fortnight is how many hours?", "336 minutes.", "A fortnight has 336 hours.", 0.0),
-        # (the value counts ANSWER_KEY_WEIGHT words, "aerial" one: 6 / 7)
-        ("How tall is the Brenlow mast in metres?", "It's 212.", "212 m, aerial and all.", 6 / 7),
+        # a request that asks for one value looks for the answer's values only ...
+        ("How tall is the Brenlow mast in metres?", "It's 212.", "212 m, aerial and all.", 1.0),
+        # ... and one that does not weighs them (ANSWER_KEY_WEIGHT words, "aerial" one: 10 / 11)
+        ("Give the Brenlow mast's height in metres.", "212.", "212 m, aerial and all.", 10 / 11),
         # a unit the request does not name is looked for as before
         ("How tall is the Brenlow mast?", "It's 212.", "212 feet.", 0.0),
     ],

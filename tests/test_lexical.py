@@ -1052,6 +1052,7 @@ def test_not_ruling_another_answer_out_hedges_between_answers() -> None:
         ("What time does the ferry leave on Sundays?", True),
         ("When is the ploughing match?", True),
         ("What time does the ferry leave, and from which pier?", False),  # a second ask
+        ("What does a ticket cost, and until what time can I fish?", False),
         ("How much is a ticket? Is parking free?", False),  # two questions
         ("How often does the choir practise?", False),  # a frequency is no value
         ("Who built the lighthouse?", False),

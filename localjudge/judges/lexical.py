@@ -1986,7 +1986,8 @@ def given_names(expected: str, evidence: Iterable[str]) -> frozenset[str]:
 # A request that asks for one value and nothing else: "How many stiles are there on the
 # coffin route?", "In what year was the team set up?", "What time does the wrestling
 # start?". Not one that asks a second thing too ("What time does the ferry leave, and from
-# which pier?", two question marks) nor how often (a frequency is no value: _values).
+# which pier?", "What does it cost, and until what time can I fish?", two question marks)
+# nor how often (a frequency is no value: _values).
 _ONE_VALUE = re.compile(
     r"\b(?:how (?:many|much|long|far|high|tall|old|deep|wide|heavy|fast|hot|cold|warm)|"
     r"(?:what|which) (?:year|time|date|age|temperature|percentage|price|height|length|"
@@ -1994,7 +1995,7 @@ _ONE_VALUE = re.compile(
     re.IGNORECASE,
 )
 _SECOND_ASK = re.compile(
-    r"\b(?:and|or|but|also)\s+(?:(?:from|to|in|at|on|for|with|by)\s+)?"
+    r"\b(?:and|or|but|also)\s+(?:[^\W\d_]+\s+)?"  # "and from which", "and until what"
     r"(?:what|which|who|whom|whose|where|when|why|how|is|are|was|"
     r"were|do|does|did|can|could|will|would|should|has|have|had)\b",
     re.IGNORECASE,

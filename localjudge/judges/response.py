@@ -631,16 +631,20 @@ safety = CombinedJudge(
 
 
 # How many words each of the expected answer's values (a quantity, date, time, price, share
-# or number in digits: lexical._values) counts in answer recall (ANSWER_KEY_WEIGHT),
-# chosen by scripts/experiments/correctness_recall.py (docs/agreement.md).
-ANSWER_KEY_WEIGHT = 6.0
+# or number in digits: lexical._values) counts in answer recall (ANSWER_KEY_WEIGHT), and
+# whether a request that asks for one value looks for the answer's values only
+# (ONE_VALUE: lexical.asks_one_value), chosen together by
+# scripts/experiments/correctness_recall.py --one-value, leaving each source out
+# (docs/agreement.md, issue 13's twentieth round).
+ANSWER_KEY_WEIGHT = 10.0
+ONE_VALUE = True
 
 
 def expected_recall(
     record: Record,
     key_weight: float = ANSWER_KEY_WEIGHT,
     surnames: bool = True,
-    one_value: bool = False,
+    one_value: bool = ONE_VALUE,
 ) -> dict[str, float]:
     """{"answer_recall": the share of the expected answer's content words found in the
     response}, quantities matched by value or within a hedge the response gives them
@@ -648,7 +652,11 @@ def expected_recall(
     ("Crannock Hall's stone eagle weighs 190 kg." for "How much does the stone eagle on
     the Crannock Hall gatepost weigh?" looks for "190 kg"; "A week has 168 hours." for "A
     week is how many hours long?" looks for "168": lexical._unasked), each value counting
-    `key_weight` words ("Twelve." finds 6 of 7 in "The answer is 12."), with `surnames` a
+    `key_weight` words ("Twelve." finds 10 of 11 in "The answer is 12."), with `one_value`
+    only the answer's values looked for where the request asks for one value and the answer
+    gives values ("Nineteen forty-seven." finds all of "The team was set up in 1947 by local
+    shepherds." for "In what year was the team set up?": lexical.asks_one_value), with
+    `surnames` a
     name's given names not looked for where the response gives its surname ("Dostoevsky."
     for "Fyodor Dostoevsky.": lexical.given_names), the best of the
     answers it accepts (" / " between them). An expected answer that starts with yes or
@@ -722,7 +730,8 @@ correctness = CombinedJudge(
         "answer_recall": "share of the expected answer's content words not in the request "
         "(all of them if none is left; a value only as the request writes it; a quantity "
         "whose unit the request names read as its number; a name's given names not looked "
-        "for where the response gives its surname) found in the response, each "
+        "for where the response gives its surname; only the answer's values where the request "
+        "asks for one value and nothing else) found in the response, each "
         f"value (quantity, date, time, price, share, number) counting {ANSWER_KEY_WEIGHT:g} "
         "words (judges/lexical.py "
         f"best_answer_recall; {RECALL_READINGS}; a value within a close hedge of the "

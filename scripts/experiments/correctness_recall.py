@@ -15,7 +15,10 @@ With --one-value (issue 13, twentieth round), each weight is also tried with onl
 expected answer's values looked for where the request asks for one value and nothing else
 (`lexical.asks_one_value`: "In what year was the team set up?" against "The team was set
 up in 1947 by local shepherds, according to its website." looks for "1947"), and the
-variant is chosen among all of them the same way.
+variant is chosen among all of them the same way (answer: weight 10 with the one-value
+reading in every fold, shipped as `ANSWER_KEY_WEIGHT` and `ONE_VALUE`; pass `--shipped 10`
+to compare against it, and note that the runs' recall is recomputed, so "as run" is the
+only column of the code they were made with).
 
 The model's P(same) is read from `localjudge eval` runs (DATA=RUN pairs, the field
 `p_same`), so no model is run; the judge's P is rebuilt with the shipped logistic model
