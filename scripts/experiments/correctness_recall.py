@@ -158,14 +158,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     def name(v: tuple[float, bool]) -> str:
         return f"{v[0]:g}" + (", one value" if v[1] else "")
 
+    source_of = [u["source"] for u in units]
+
     def objective(idx: list[int], w: tuple[float, bool]) -> float:
-        # every source alike: the mean of the sources' balanced accuracies
-        s = table[w]
-        vals = []
-        for src in sorted({units[i]["source"] for i in idx}):
-            j = [i for i in idx if units[i]["source"] == src]
-            vals.append(gs.balanced(y[j], (s[j] >= THRESHOLD).astype(int)))
-        return float(np.mean(vals))
+        return gs.source_balanced(y, (table[w] >= THRESHOLD).astype(int), source_of, idx)
 
     print(f"{len(units)} units, {len(sources)} sources; threshold {THRESHOLD}\n")
     print(

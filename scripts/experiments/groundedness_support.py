@@ -273,6 +273,19 @@ def balanced(y: Any, pred: Any) -> float:
     return (tpr + tnr) / 2
 
 
+def source_balanced(y: Any, pred: Any, sources: Sequence[str], idx: Sequence[int]) -> float:
+    """The mean over the sources of the units `idx` of each source's balanced accuracy:
+    every source alike, however many units it has (the objective the recall experiments
+    choose their variants by)."""
+    import numpy as np
+
+    vals = []
+    for src in sorted({sources[i] for i in idx}):
+        j = [i for i in idx if sources[i] == src]
+        vals.append(balanced(y[j], pred[j]))
+    return float(np.mean(vals))
+
+
 def auc(y: Any, s: Any) -> float:
     pos, neg = s[y == 1], s[y == 0]
     if not len(pos) or not len(neg):

@@ -142,14 +142,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     table = {v: scores(units, v) for v in variants}
     shipped: Variant = (1.0, False, False)
 
+    source_of = [u["source"] for u in units]
+
     def objective(idx: list[int], v: Variant) -> float:
-        # every source alike: the mean of the sources' balanced accuracies
-        s = table[v]
-        vals = []
-        for src in sorted({units[i]["source"] for i in idx}):
-            j = [i for i in idx if units[i]["source"] == src]
-            vals.append(gs.balanced(y[j], (s[j] >= THRESHOLD).astype(int)))
-        return float(np.mean(vals))
+        return gs.source_balanced(y, (table[v] >= THRESHOLD).astype(int), source_of, idx)
 
     print(f"{len(units)} units, {len(sources)} sources; threshold {THRESHOLD}\n")
     print(
