@@ -652,7 +652,7 @@ def expected_recall(
     ("Crannock Hall's stone eagle weighs 190 kg." for "How much does the stone eagle on
     the Crannock Hall gatepost weigh?" looks for "190 kg"; "A week has 168 hours." for "A
     week is how many hours long?" looks for "168": lexical._unasked), each value counting
-    `key_weight` words ("Twelve." finds 10 of 11 in "The answer is 12."), with `one_value`
+    `key_weight` words ("Twelve." finds 10 of 11 in "12 eggs."), with `one_value`
     only the answer's values looked for where the request asks for one value and the answer
     gives values ("Nineteen forty-seven." finds all of "The team was set up in 1947 by local
     shepherds." for "In what year was the team set up?": lexical.asks_one_value), with
