@@ -1449,6 +1449,7 @@ _ONE = {"a": "1", "an": "1"}
 
 
 _IN_WHEN = re.compile(r"\b(?:in|of|on|the|a|an)\s+$")  # "the first Sunday of" every month
+_IN_WHEN_SPAN = 12  # characters before a frequency that _IN_WHEN reads ("the" and spaces)
 
 
 @functools.lru_cache(maxsize=32)
@@ -1467,7 +1468,8 @@ def _spans(text: str) -> tuple[tuple[int, int, str, str], ...]:
     phrases = [
         p
         for p in _phrases(folded)
-        if not p[2].startswith("every:") or not _IN_WHEN.search(folded, 0, p[0])
+        if not p[2].startswith("every:")
+        or not _IN_WHEN.search(folded, max(0, p[0] - _IN_WHEN_SPAN), p[0])
     ]
     phrases += [
         (m.start(), m.end(), f"share:{_plain(float(m.group(1)))}")
