@@ -619,6 +619,15 @@ READINGS_SETS = {
         ("adverb", "times"),
         judges=("context_sufficiency", "correctness", "groundedness"),
     ),
+    # A value written in words on one side of a row and in figures on the other (years,
+    # plain degrees, counts, prices), some against an expected answer that explains its value.
+    "plain-words-values": Readings(
+        DATA / "plain-words-values",
+        "wordsval",
+        12,
+        ("values", "explained"),
+        judges=("context_sufficiency", "correctness", "groundedness"),
+    ),
 }
 
 
