@@ -935,6 +935,12 @@ def test_a_day_or_month_outside_the_range_or_not_in_one_is_not_found() -> None:
         ("It was built in 1862.", "Built in eighteen sixty-two."),  # a year in words
         ("1905", "In nineteen oh five."),
         ("-40 \u00b0C", "It fell to \u221240 \u00b0C."),  # the minus sign
+        ("1415", "Fourteen fifteen."),  # a teen's second half
+        ("1930", "In nineteen thirty."),  # a round ten's
+        ("2010", "Back in twenty ten."),
+        ("12 \u00b0C", "Twelve degrees."),  # no scale named: Celsius
+        ("0 \u00b0C", "Nought degrees."),
+        ("-3 \u00b0C", "Minus three degrees."),
     ],
 )
 def test_values_said_another_way_are_found(expected: str, passage: str) -> None:
@@ -947,6 +953,11 @@ def test_values_said_another_way_are_found(expected: str, passage: str) -> None:
         ("£3.45", "Three pounds and forty-five kilograms."),
         ("1862", "At eleven thirty."),  # a time, not a year
         ("-40 \u00b0C", "It reached 40 \u00b0C."),
+        ("1415", "Fourteen sixteen."),
+        ("1520", "Fifteen twenty-minute walks."),  # a count before a compound, not a year
+        ("12 \u00b0C", "Thirteen degrees."),
+        ("3 \u00b0C", "Minus three degrees."),
+        ("1 \u00b0C", "She has a degree in law."),  # a qualification, not a temperature
     ],
 )
 def test_values_said_another_way_are_not_other_values(expected: str, passage: str) -> None:
@@ -1060,6 +1071,55 @@ def test_not_ruling_another_answer_out_hedges_between_answers() -> None:
 )
 def test_a_request_that_asks_for_one_value(request_text: str, one: bool) -> None:
     assert lexical.asks_one_value(request_text) is one
+
+
+def test_how_often_asks_for_one_value_only_when_frequencies_are_values() -> None:
+    asked = "How often does the choir practise?"
+    assert lexical.asks_one_value(asked, how_often=True)
+    assert not lexical.asks_one_value("How often does it run, and from where?", how_often=True)
+    expected = "The choir practises twice a week, in the church hall."
+    recall = answer_recall(expected, ["Twice a week."], given=asked, one_value=True)[0]
+    assert recall == pytest.approx(1 / 3)  # a frequency is a word; the church hall is looked for
+    assert answer_recall(
+        expected, ["Twice a week."], given=asked, one_value=True, frequencies=True
+    ) == (1.0, [])
+    weighed = answer_recall(
+        expected,
+        ["Every week, in the church hall."],
+        given=asked,
+        key_weight=10.0,
+        frequencies=True,
+    )
+    assert weighed == (pytest.approx(2 / 12), ["twice a week"])  # the frequency counts ten
+
+
+def test_one_of_the_values_found_is_the_answer_found_with_any_value() -> None:
+    expected = "There are 1,440 minutes in a day: 24 hours of 60 minutes each."
+    asked = "How many minutes make up a whole day?"
+    found = answer_recall(
+        expected, ["One thousand four hundred and forty."], given=asked, one_value=True
+    )
+    assert found[0] == pytest.approx(0.25)  # every value is looked for
+    assert answer_recall(
+        expected,
+        ["One thousand four hundred and forty."],
+        given=asked,
+        one_value=True,
+        any_value=True,
+    ) == (1.0, [])
+    wrong = answer_recall(expected, ["1,400."], given=asked, one_value=True, any_value=True)
+    assert wrong[0] == 0.0
+    # only a value of the kind asked for: a clock time is no answer to how long or how often
+    runs = "It runs for 36 hours without a stop, from 8 am on Saturday to 8 pm on Sunday."
+    long = "How long does the beam engine run without a stop?"
+    for response, found in (("A day and a half.", 1.0), ("Twelve hours, from 8 am.", 0.0)):
+        got = answer_recall(runs, [response], given=long, one_value=True, any_value=True)
+        assert got[0] == found, response
+    shuttle, often = "Four times an hour, from 10 am to 5 pm.", "How often does the shuttle run?"
+    every = ["Every four hours between 10 am and 5 pm."]
+    assert answer_recall(
+        shuttle, every, given=often, one_value=True, any_value=True, frequencies=True
+    ) == (0.0, ["four times an hour"])
 
 
 def test_only_the_values_are_looked_for_where_one_value_is_asked() -> None:

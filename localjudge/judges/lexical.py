@@ -89,6 +89,7 @@ _NUMBER_WORDS = {
 _NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70"})
 _NUMBER_WORDS.update({"eighty": "80", "ninety": "90", "hundred": "100", "thousand": "1000"})
 _NUMBER_WORDS.update({"million": "1000000", "billion": "1000000000", "dozen": "12"})
+_NUMBER_WORDS["nought"] = "0"  # "nought degrees", as British English says zero
 _UNIT_WORDS = {
     "km": "kilometres",
     "kilometers": "kilometres",
@@ -138,6 +139,10 @@ _UNITS: dict[str, tuple[float, str]] = {
     "degrees centigrade": (1, "celsius"),
     "degree centigrade": (1, "celsius"),
     "celsius": (1, "celsius"),
+    # "twelve degrees" with no scale named, as British English gives a temperature: read in
+    # degrees Celsius, so it is found in "12 °C" (an angle, "45 degrees", is read so on both
+    # sides, and found in "45°"); "a degree" is a qualification (_quantity)
+    "degree": (1, "celsius"),
     # converted in _quantity: (F - 32) * 5 / 9
     **{unit: (1, "celsius") for unit in _FAHRENHEIT},
     "cubic centimetre": (1, "millilitres"),
@@ -332,6 +337,8 @@ def _quantity(m: re.Match[str]) -> str | None:
     value *= _SCALES[scale] if scale else 1
     if unit == "stone" and (m.group(0).endswith("s") or m.group("count") in ("a", "an")):
         return None  # "two stones", "a stone wall": things, not a weight
+    if unit == "degree" and m.group("count") in ("a", "an"):
+        return None  # "a degree in law"
     if unit is None:
         return _plain(value)  # matched as a number, as digits are
     factor, base = _UNITS[unit]
@@ -643,18 +650,25 @@ def _frequency(m: re.Match[str]) -> str | None:
 
 
 # A year said in words, as its two halves: "nineteen forty-seven" (after the tens and ones
-# are digits: "nineteen 47") is 1947, "eighteen oh five" 1805, "fifteen hundred" 1500.
-# Centuries from thirteen to twenty only: "eleven thirty" and "twelve fifteen" are times.
+# are digits: "nineteen 47") is 1947, "fourteen fifteen" 1415, "nineteen thirty" 1930,
+# "eighteen oh five" 1805, "fifteen hundred" 1500. Centuries from thirteen to twenty only:
+# "eleven thirty" and "twelve fifteen" are times.
 _CENTURIES = ("thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
+_TENS_OR_TEEN = "|".join((_TEENS, *_TENS))
 _YEAR_WORDS = re.compile(
-    rf"\b({'|'.join((*_CENTURIES, 'twenty'))})[ -](?:([1-9]\d)|oh[ -]({_ONE_TO_NINE})|(hundred))\b"
-    rf"(?![ -](?:and |{_ONE_TO_NINE}|[1-9]\d))"  # "nineteen hundred and two", "... 47 5"
+    rf"\b({'|'.join((*_CENTURIES, 'twenty'))})[ -]"
+    rf"(?:([1-9]\d)|({_TENS_OR_TEEN})|oh[ -]({_ONE_TO_NINE})|(hundred))\b"
+    # not "nineteen hundred and two", "... 47 5", nor a count before a compound ("fifteen
+    # twenty-minute walks")
+    rf"(?![ -](?:and |{_ONE_TO_NINE}|[1-9]\d)|-[a-z])"
 )
 
 
 def _year_words(m: re.Match[str]) -> str:
     century = int(_NUMBER_WORDS[m.group(1)])
-    rest = m.group(2) or (f"0{_NUMBER_WORDS[m.group(3)]}" if m.group(3) else "00")
+    if m.group(3):
+        return f"{century}{_NUMBER_WORDS[m.group(3)]}"
+    rest = m.group(2) or (f"0{_NUMBER_WORDS[m.group(4)]}" if m.group(4) else "00")
     return f"{century}{rest}"
 
 
@@ -1892,11 +1906,13 @@ _NOT_ANSWER_WORDS = STOPWORDS | POLAR_WORDS  # "no" is a stopword
 _VALUE_KEYS = ("q:", "q~:", "q^:", "date:", "time", "money:", "share:")
 
 
-def _values(words: Sequence[tuple[str, str]]) -> list[bool]:
+def _values(words: Sequence[tuple[str, str]], frequencies: bool = False) -> list[bool]:
     """For each word (_words), whether it is a value: a quantity, date, clock time, price or
     share, or a number in digits ("1990s", "12th"; not a bare number in words, "a flat,
-    round one", not a name, and not a code with digits in it, "CO2", "M25", "B12")."""
-    return [key.startswith(_VALUE_KEYS) or (key.isdigit() and w[:1].isdigit()) for w, key in words]
+    round one", not a name, and not a code with digits in it, "CO2", "M25", "B12"); with
+    `frequencies`, also how often ("twice a week": _FREQUENCY)."""
+    keys = (*_VALUE_KEYS, "every:") if frequencies else _VALUE_KEYS
+    return [key.startswith(keys) or (key.isdigit() and w[:1].isdigit()) for w, key in words]
 
 
 # A unit named in a request ("How many hours ...?", "How tall is it in metres?"): not after
@@ -1992,8 +2008,8 @@ def given_names(expected: str, evidence: Iterable[str]) -> frozenset[str]:
 # nor how often (a frequency is no value: _values).
 _ONE_VALUE = re.compile(
     r"\b(?:how (?:many|much|long|far|high|tall|old|deep|wide|heavy|fast|hot|cold|warm)|"
-    r"(?:what|which) (?:year|time|date|age|temperature|percentage|price|height|length|"
-    r"distance|speed|weight|depth)|when)\b",
+    r"(?:what|which) (?:year|time|date|age|temperature|percentage|share|proportion|fraction|"
+    r"price|height|length|distance|speed|weight|depth)|when)\b",
     re.IGNORECASE,
 )
 _SECOND_ASK = re.compile(
@@ -2004,15 +2020,65 @@ _SECOND_ASK = re.compile(
 )
 
 
-def asks_one_value(request: str) -> bool:
+_HOW_OFTEN_ASK = re.compile(r"\bhow often\b", re.IGNORECASE)
+
+
+def _kind(key: str) -> str:
+    """The kind of a value's key: "q" (a quantity), "date", "time", "money", "share",
+    "every" (how often) or "number" (digits: a count, a year)."""
+    if key.startswith(_QUANTITY_KEYS):
+        return "q"
+    if key.isdigit():
+        return "number"
+    return key.split(":", 1)[0].rstrip("?")  # "time?:": a time with no a.m. or p.m.
+
+
+# The kinds of value a one-value request asks for, by its first asking phrase that names
+# them: "How often ...?" a frequency, "What time ...?" a clock time, "In what year ...?" a
+# year or date, "How long ...?" a quantity or a count. A request none of these name may be
+# answered by a value of any kind.
+_ASKED_KINDS = (
+    (re.compile(r"\bhow often\b", re.I), {"every"}),
+    (re.compile(r"\b(?:what|which) time\b", re.I), {"time"}),
+    (re.compile(r"\b(?:what|which) (?:year|date)\b", re.I), {"number", "date"}),
+    (
+        re.compile(r"\b(?:what|which) (?:percentage|share|proportion|fraction)\b", re.I),
+        {"share", "number"},
+    ),
+    (
+        re.compile(
+            r"\b(?:what|which) price\b|\bhow much (?:does|do|did|is|are|will|would) "
+            r"(?:\w+ ){0,6}?(?:cost|charge|pay|be)\b",
+            re.I,
+        ),
+        {"money"},
+    ),
+    (
+        re.compile(
+            r"\bhow (?:long|far|high|tall|deep|wide|heavy|fast|hot|cold|warm|old)\b|"
+            r"\b(?:what|which) (?:age|temperature|height|length|distance|speed|weight|"
+            r"depth)\b",
+            re.I,
+        ),
+        {"q", "number"},
+    ),
+    (re.compile(r"\bhow (?:many|much)\b", re.I), {"q", "number", "money", "share"}),
+    (re.compile(r"\bwhen\b", re.I), {"number", "date", "time"}),
+)
+
+
+def _asked(request: str) -> set[str] | None:
+    """The kinds of value a request asks for (_ASKED_KINDS), or None when it names none."""
+    return next((kinds for pattern, kinds in _ASKED_KINDS if pattern.search(request)), None)
+
+
+def asks_one_value(request: str, how_often: bool = False) -> bool:
     """Whether the request asks for one value (a number, quantity, date, time, price or
-    share) and nothing else (_ONE_VALUE, with no second question: _SECOND_ASK, or a second
-    question mark)."""
-    return (
-        _ONE_VALUE.search(request) is not None
-        and _SECOND_ASK.search(request) is None
-        and request.count("?") <= 1
-    )
+    share; with `how_often`, also how often: _HOW_OFTEN_ASK) and nothing else (_ONE_VALUE,
+    with no second question: _SECOND_ASK, or a second question mark)."""
+    asks = _ONE_VALUE.search(request) is not None
+    asks = asks or (how_often and _HOW_OFTEN_ASK.search(request) is not None)
+    return asks and _SECOND_ASK.search(request) is None and request.count("?") <= 1
 
 
 def answer_recall(
@@ -2023,6 +2089,8 @@ def answer_recall(
     key_weight: float = 1.0,
     surnames: bool = False,
     one_value: bool = False,
+    any_value: bool = False,
+    frequencies: bool = False,
 ) -> tuple[float | None, list[str]]:
     """(share of the expected answer's content words that occur in the passages, the words
     that do not). None when the answer has no content words beyond yes/no/true/false: then
@@ -2037,7 +2105,13 @@ def answer_recall(
     given_names). `one_value`: where `given` asks for one value (asks_one_value) and the
     answer gives values, only its values are looked for: the words around them say where
     it comes from or what else is so ("The team was set up in 1947 by local shepherds,
-    according to its website." for "In what year was the team set up?")."""
+    according to its website." for "In what year was the team set up?"); with `any_value`
+    too, one of those values of the kind the request asks for (_asked: "How long ...?" a
+    quantity or a count) found is the answer found: an answer that explains its value
+    gives others beside it ("There are 1,440 minutes in a day: 24 hours of 60 minutes
+    each." for "How many minutes make up a whole day?" is found in "1,440"). `frequencies`:
+    how often something happens is a value ("three times a week"), and "how often" asks
+    for one."""
     words = [
         (w, key) for w, key in _words(_FILLER.sub(" ", expected)) if w not in _NOT_ANSWER_WORDS
     ]
@@ -2049,11 +2123,17 @@ def answer_recall(
     if surnames and (optional := given_names(expected, passages)):
         known = _known(passages)
         words = [(w, k) for w, k in words if k not in optional or _found(w, k, known)] or words
-    if one_value and given is not None and asks_one_value(given):
-        words = [wk for wk, v in zip(words, _values(words), strict=True) if v] or words
+    if one_value and given is not None and asks_one_value(given, frequencies):
+        values = [wk for wk, v in zip(words, _values(words, frequencies), strict=True) if v]
+        if values and any_value:
+            kinds = _asked(given)
+            asked = [(w, k) for w, k in values if kinds is None or _kind(k) in kinds] or values
+            share, missing = _support(asked, passages, hedged, None, _ranged(expected))
+            return (1.0, []) if share else (share, missing)
+        words = values or words
     weights = None
     if key_weight != 1.0:
-        weights = [key_weight if v else 1.0 for v in _values(words)]
+        weights = [key_weight if v else 1.0 for v in _values(words, frequencies)]
     # the words as read, not joined and read again: "10,935 metres (about 11 km)" is two
     # quantities, not one of 21,935 metres
     return _support(words, passages, hedged, weights, _ranged(expected))
@@ -2072,12 +2152,16 @@ def best_answer_recall(
     key_weight: float = 1.0,
     surnames: bool = False,
     one_value: bool = False,
+    any_value: bool = False,
+    frequencies: bool = False,
 ) -> tuple[float | None, list[str]]:
     """answer_recall of the best of the accepted answers that `expected` lists (ALTERNATIVES
     between them); of `expected` itself when it lists one."""
     texts = list(evidence)
     results = [
-        answer_recall(a, texts, hedged, given, key_weight, surnames, one_value)
+        answer_recall(
+            a, texts, hedged, given, key_weight, surnames, one_value, any_value, frequencies
+        )
         for a in expected.split(ALTERNATIVES)
         if a.strip()
     ]

@@ -635,9 +635,14 @@ safety = CombinedJudge(
 # whether a request that asks for one value looks for the answer's values only
 # (ONE_VALUE: lexical.asks_one_value), chosen together by
 # scripts/experiments/correctness_recall.py --one-value, leaving each source out
-# (docs/agreement.md, issue 13's twentieth round).
+# (docs/agreement.md, issue 13's twentieth round); whether one of those values, of the kind
+# the request asks for, found is the answer found (ANY_VALUE), and whether how often is a
+# value and "How often ...?" asks for one (FREQUENCY_VALUES), chosen the same way with
+# --any-value --frequencies (issue 13's twenty-first round).
 ANSWER_KEY_WEIGHT = 10.0
 ONE_VALUE = True
+ANY_VALUE = True
+FREQUENCY_VALUES = True
 
 
 def expected_recall(
@@ -645,6 +650,8 @@ def expected_recall(
     key_weight: float = ANSWER_KEY_WEIGHT,
     surnames: bool = True,
     one_value: bool = ONE_VALUE,
+    any_value: bool = ANY_VALUE,
+    frequencies: bool = FREQUENCY_VALUES,
 ) -> dict[str, float]:
     """{"answer_recall": the share of the expected answer's content words found in the
     response}, quantities matched by value or within a hedge the response gives them
@@ -656,6 +663,10 @@ def expected_recall(
     only the answer's values looked for where the request asks for one value and the answer
     gives values ("Nineteen forty-seven." finds all of "The team was set up in 1947 by local
     shepherds." for "In what year was the team set up?": lexical.asks_one_value), with
+    `any_value` one of those values of the kind asked for found being the answer found
+    ("1,440." finds all of "There are 1,440 minutes in a day: 24 hours of 60 minutes
+    each."), with `frequencies` how often a value and "How often ...?" a one-value request
+    ("Every three weeks." finds none of "They ride three times a week."), with
     `surnames` a
     name's given names not looked for where the response gives its surname ("Dostoevsky."
     for "Fyodor Dostoevsky.": lexical.given_names), the best of the
@@ -675,6 +686,8 @@ def expected_recall(
         key_weight=key_weight,
         surnames=surnames,
         one_value=one_value,
+        any_value=any_value,
+        frequencies=frequencies,
     )
     return {"answer_recall": 1.0 if recall is None else recall}
 
