@@ -16,9 +16,15 @@ expected answer's values looked for where the request asks for one value and not
 (`lexical.asks_one_value`: "In what year was the team set up?" against "The team was set
 up in 1947 by local shepherds, according to its website." looks for "1947"), and the
 variant is chosen among all of them the same way (answer: weight 10 with the one-value
-reading in every fold, shipped as `ANSWER_KEY_WEIGHT` and `ONE_VALUE`; pass `--shipped 10`
-to compare against it, and note that the runs' recall is recomputed, so "as run" is the
-only column of the code they were made with).
+reading in every fold, shipped as `ANSWER_KEY_WEIGHT` and `ONE_VALUE`, the defaults of
+`--shipped` and `--shipped-reading`; note that the runs' recall is recomputed, so "as run"
+is the only column of the code they were made with).
+
+With --any-value (issue 13, twenty-first round), the one-value reading is also tried
+taking one of the expected answer's values found as the answer found (`any_value`): an
+answer that explains its value names others beside it ("There are 1,440 minutes in a day:
+24 hours of 60 minutes each." for "How many minutes make up a whole day?" finds a quarter
+of its values in "1,440." and all of its answer).
 
 The model's P(same) is read from `localjudge eval` runs (DATA=RUN pairs, the field
 `p_same`), so no model is run; the judge's P is rebuilt with the shipped logistic model
@@ -51,7 +57,11 @@ sys.path.insert(0, str(REPO))
 import groundedness_support as gs  # noqa: E402
 
 from localjudge.judges.response import (  # noqa: E402
+    ANSWER_KEY_WEIGHT,
+    ANY_VALUE,
     CORRECTNESS_MODEL,
+    FREQUENCY_VALUES,
+    ONE_VALUE,
     correctness_signals,
     expected_recall,
 )
@@ -62,6 +72,7 @@ PREFIX = "response/llm_judged/correctness/"
 THRESHOLD = 0.5746  # the default model's (models/catalogue.toml)
 WEIGHTS = (1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 10.0)
 DEV_SOURCES = ("EVOUNA NQ", "EVOUNA TQ")
+Variant = tuple[float, int, bool]  # key weight, one-value reading, frequencies as values
 
 
 def _source(data: Path, row: dict[str, Any]) -> str:
@@ -99,7 +110,12 @@ def load(pairs: Sequence[str]) -> list[dict[str, Any]]:
 
 
 def scores(
-    units: list[dict[str, Any]], weight: float, surnames: bool = True, one_value: bool = False
+    units: list[dict[str, Any]],
+    weight: float,
+    surnames: bool = True,
+    one_value: bool = False,
+    any_value: bool = False,
+    frequencies: bool = False,
 ) -> np.ndarray:
     return np.array(
         [
@@ -107,7 +123,12 @@ def scores(
                 {
                     "same": logit(u["same"]),
                     **expected_recall(
-                        u["record"], key_weight=weight, surnames=surnames, one_value=one_value
+                        u["record"],
+                        key_weight=weight,
+                        surnames=surnames,
+                        one_value=one_value,
+                        any_value=any_value,
+                        frequencies=frequencies,
                     ),
                     "between_answers": u["between"],
                 }
@@ -134,7 +155,16 @@ def mean_plain(by: dict[str, float]) -> float:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--run", action="append", required=True, help="DATA=RUN")
-    ap.add_argument("--shipped", type=float, default=1.0, help="the weight shipped now")
+    ap.add_argument(
+        "--shipped", type=float, default=ANSWER_KEY_WEIGHT, help="the weight shipped now"
+    )
+    ap.add_argument(
+        "--shipped-reading",
+        type=int,
+        default=2 if ANY_VALUE else int(ONE_VALUE),
+        choices=(0, 1, 2),
+        help="the one-value reading shipped now: 0 none, 1 every value, 2 any value",
+    )
     ap.add_argument("--rows", action="store_true", help="list the rows a weight turns")
     ap.add_argument(
         "--no-surnames", action="store_true", help="look for a name's given names as before"
@@ -145,22 +175,42 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also try each weight with only the answer's values looked for where the request "
         "asks for one value (lexical.asks_one_value)",
     )
+    ap.add_argument(
+        "--any-value",
+        action="store_true",
+        help="also try each weight with the one-value reading taking one of the answer's "
+        "values found as the answer found (expected_recall's any_value)",
+    )
+    ap.add_argument(
+        "--frequencies",
+        action="store_true",
+        help="also try each variant with how often a value and 'how often' a one-value ask "
+        "(expected_recall's frequencies)",
+    )
     args = ap.parse_args(argv)
     units = load(args.run)
     y = np.array([u["label"] for u in units])
     sources = sorted({u["source"] for u in units})
-    variants = [(w, False) for w in WEIGHTS]
-    if args.one_value:
-        variants += [(w, True) for w in WEIGHTS]
-    table = {v: scores(units, v[0], not args.no_surnames, v[1]) for v in variants}
+    # (weight, one-value reading: 0 none, 1 every value, 2 any value, frequencies as values)
+    readings = [0, *([1] if args.one_value else []), *([2] if args.any_value else [])]
+    variants = [
+        (w, r, f)
+        for f in ((False, True) if args.frequencies else (False,))
+        for r in readings
+        for w in WEIGHTS
+    ]
+    table = {
+        v: scores(units, v[0], not args.no_surnames, v[1] > 0, v[1] > 1, v[2]) for v in variants
+    }
     ran = np.array([u["ran"] for u in units])  # the P of the code the runs were made with
 
-    def name(v: tuple[float, bool]) -> str:
-        return f"{v[0]:g}" + (", one value" if v[1] else "")
+    def name(v: Variant) -> str:
+        reading = ("", ", one value", ", any value")[v[1]]
+        return f"{v[0]:g}{reading}" + (", frequencies" if v[2] else "")
 
     source_of = [u["source"] for u in units]
 
-    def objective(idx: list[int], w: tuple[float, bool]) -> float:
+    def objective(idx: list[int], w: Variant) -> float:
         return gs.source_balanced(y, (table[w] >= THRESHOLD).astype(int), source_of, idx)
 
     print(f"{len(units)} units, {len(sources)} sources; threshold {THRESHOLD}\n")
@@ -179,13 +229,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         cells += [f"{mean_plain(by):.3f} ({low:.2f})", f"{fy} / {fn}", f"{gs.auc(y, s):.3f}"]
         print("| " + " | ".join(cells) + " |")
     # leave one source out: the weight chosen on the other sources (ties: the smaller)
-    shipped = (args.shipped, False)
+    shipped = (args.shipped, args.shipped_reading, FREQUENCY_VALUES)
     pred = np.zeros(len(units), dtype=int)
-    chosen: dict[str, tuple[float, bool]] = {}
+    chosen: dict[str, Variant] = {}
     for src in sources:
         rest = [i for i, u in enumerate(units) if u["source"] != src]
-        # ties: the plainer variant (without the one-value reading), then the smaller weight
-        best = max(variants, key=lambda v: (round(objective(rest, v), 9), -v[1], -v[0]))
+
+        # ties: the variant that changes least of what is shipped, then the plainer one
+        # (frequencies as before, the lesser one-value reading), then the smaller weight
+        def rank(v: Variant, rest: list[int] = rest) -> tuple[float, int, int, int, float]:
+            changes = sum(a != b for a, b in zip(v, shipped, strict=True))
+            return (round(objective(rest, v), 9), -changes, -v[2], -v[1], -v[0])
+
+        best = max(variants, key=rank)
         chosen[src] = best
         for i, u in enumerate(units):
             if u["source"] == src:
