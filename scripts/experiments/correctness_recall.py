@@ -165,6 +165,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=(0, 1, 2),
         help="the one-value reading shipped now: 0 none, 1 every value, 2 any value",
     )
+    ap.add_argument(
+        "--shipped-frequencies",
+        type=int,
+        default=int(FREQUENCY_VALUES),
+        choices=(0, 1),
+        help="whether frequencies are values in what is shipped now",
+    )
     ap.add_argument("--rows", action="store_true", help="list the rows a weight turns")
     ap.add_argument(
         "--no-surnames", action="store_true", help="look for a name's given names as before"
@@ -229,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cells += [f"{mean_plain(by):.3f} ({low:.2f})", f"{fy} / {fn}", f"{gs.auc(y, s):.3f}"]
         print("| " + " | ".join(cells) + " |")
     # leave one source out: the weight chosen on the other sources (ties: the smaller)
-    shipped = (args.shipped, args.shipped_reading, FREQUENCY_VALUES)
+    shipped = (args.shipped, args.shipped_reading, bool(args.shipped_frequencies))
     pred = np.zeros(len(units), dtype=int)
     chosen: dict[str, Variant] = {}
     for src in sources:
