@@ -640,10 +640,11 @@ def test_a_changed_price_is_missing_by_its_figure_not_its_pence() -> None:
     assert lexical_support(text, passage)[1] == ["£1.20"]
     assert missing_key_terms(text, passage)[1] == ["1.20"]
     assert missing_key_terms("Hire is 80p a person.", ["Hire is 60p a person."])[1] == ["80"]
-    # shown to the model as the reference writes it, when it writes it in figures
+    # shown to the model as the reference writes it, in figures or in words
     assert align_quantities("It costs 150p.", ["It costs £1.50."]) == "It costs £1.50."
     assert align_quantities("It costs £1.35.", ["135p a cup."]) == "It costs 135p."
-    assert align_quantities("12.50 euros.", ["twelve euros and fifty cents"]) == "12.50 euros."
+    assert align_quantities("It costs £1.40.", ["A pound forty."]) == "It costs a pound forty."
+    assert align_quantities("It costs £1.45.", ["A pound forty."]) == "It costs £1.45."
 
 
 @pytest.mark.parametrize(

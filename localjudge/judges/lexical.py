@@ -1589,7 +1589,8 @@ def _cased(form: str, written: str, first: bool) -> str:
     if written[:1].isupper() and form[:1].islower():
         return form[0].upper() + form[1:]
     lower = not first and not written[:1].isupper()
-    if lower and form[:1].isupper() and form[1:2].islower() and not _NAMED_DAY.match(form):
+    word = form[1:2].islower() or form[1:2] == " "  # "Half", "A pound": no "US" or "UK"
+    if lower and form[:1].isupper() and word and not _NAMED_DAY.match(form):
         return form[0].lower() + form[1:]
     return form
 
@@ -1661,8 +1662,6 @@ def align_quantities(text: str, reference: Iterable[str], hedged: bool = False) 
             if _near(key, k) or _same_time(key, k) or _same_share(key, k)
             for f in fs
         ]
-        if key.startswith("money:"):  # a price in words stays as it is ("twelve euros")
-            written = [f for f in written if any(c.isdigit() for c in f)]
         hedge = _HEDGE_BEFORE.search(text, at, a) if _measure(key) and not written else None
         if hedge is not None:  # "Just under 2 miles" -> "3 km": the hedge goes with it
             word = _hedge(hedge.group(0).casefold()) or ""
