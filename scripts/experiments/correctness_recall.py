@@ -265,16 +265,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.rows:
         print("\nrows whose verdict a weight's LOSO choice turns:")
         base = table[shipped]
-        for i, u in enumerate(units):
-            v = chosen[u["source"]]
-            old, new = int(base[i] >= THRESHOLD), int(table[v][i] >= THRESHOLD)
-            if old != new:
-                right = "right" if new == u["label"] else "wrong"
-                r = u["record"]
-                print(
-                    f"  {u['source']} {u['id']}: {base[i]:.2f} -> {table[v][i]:.2f} ({right}) "
-                    f"{r.response!r} for {r.expected_text()!r}"
-                )
+        after = np.array([table[chosen[u["source"]]][i] for i, u in enumerate(units)])
+        for i, right in gs.turned(y, base, after, THRESHOLD):
+            u, r = units[i], units[i]["record"]
+            print(
+                f"  {u['source']} {u['id']}: {base[i]:.2f} -> {after[i]:.2f} ({right}) "
+                f"{r.response!r} for {r.expected_text()!r}"
+            )
     return 0
 
 

@@ -286,6 +286,17 @@ def source_balanced(y: Any, pred: Any, sources: Sequence[str], idx: Sequence[int
     return float(np.mean(vals))
 
 
+def turned(y: Any, before: Any, after: Any, threshold: float) -> list[tuple[int, str]]:
+    """(index, "right" or "wrong") of each unit whose rating at `threshold` differs between
+    the scores `before` and `after` (the recall experiments' --rows)."""
+    out = []
+    for i, (b, a) in enumerate(zip(before, after, strict=True)):
+        old, new = int(b >= threshold), int(a >= threshold)
+        if old != new:
+            out.append((i, "right" if new == y[i] else "wrong"))
+    return out
+
+
 def auc(y: Any, s: Any) -> float:
     pos, neg = s[y == 1], s[y == 0]
     if not len(pos) or not len(neg):

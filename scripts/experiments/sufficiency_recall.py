@@ -27,6 +27,12 @@ blend and polar rule (`retrieval.sufficiency_p`) around each recall:
         --no-rationale --out RUN
     .venv/bin/python scripts/experiments/sufficiency_recall.py --run DATA=RUN ...
 
+With --one-value (issue 13, twenty-first round), the readings correctness uses are tried
+too, with the request read (so its words are out): where the request asks for one value,
+only the expected answer's values are looked for, or one of them of the kind asked for,
+how often being a value ("How long does the engine run?" against "It runs for 36 hours,
+from 8 am on Saturday to 8 pm on Sunday." looks for "36 hours").
+
 Labels are read only to fit and score.
 """
 
@@ -48,7 +54,7 @@ sys.path.insert(0, str(REPO))
 import groundedness_support as gs  # noqa: E402
 
 from localjudge.judges import lexical  # noqa: E402
-from localjudge.judges.retrieval import sufficiency_p  # noqa: E402
+from localjudge.judges.retrieval import KEY_WEIGHT, sufficiency_p  # noqa: E402
 
 PREFIX = "retrieval/llm_judged/context_sufficiency/"
 THRESHOLD = 0.7158  # the default model's (models/catalogue.toml)
@@ -56,7 +62,11 @@ WEIGHTS = (1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 10.0)
 DEV = REPO.parent / "shared" / "benchmarks" / "context_sufficiency.jsonl"
 DEV_UNITS = REPO / "docs" / "runs" / "issue13-r9-sufficiency-units.jsonl"
 plain_values = lexical._values
-Variant = tuple[float, bool, bool]  # key weight, names count as key terms, request's words out
+# key weight, names count as key terms, request's words out, one-value reading (0 none, 1
+# only the answer's values looked for where one is asked, 2 one of them of the kind asked
+# found; with how often a value in both: lexical.answer_recall's one_value, any_value,
+# frequencies)
+Variant = tuple[float, bool, bool, int]
 
 
 def with_names(text: str) -> Callable[[Sequence[tuple[str, str]]], list[bool]]:
@@ -101,14 +111,20 @@ def load(pairs: Sequence[str]) -> list[dict[str, Any]]:
 
 
 def scores(units: list[dict[str, Any]], variant: Variant) -> np.ndarray:
-    weight, names, given = variant
+    weight, names, given, reading = variant
     try:
         out = []
         for u in units:
             lexical._values = with_names(u["expected"]) if names else plain_values  # type: ignore[assignment]
             asked = u["request"] if given else None
             rec, _ = lexical.best_answer_recall(
-                u["expected"], u["chunks"], given=asked, key_weight=weight
+                u["expected"],
+                u["chunks"],
+                given=asked,
+                key_weight=weight,
+                one_value=reading > 0,
+                any_value=reading > 1,
+                frequencies=reading > 0,
             )
             polar = rec is not None and lexical.answer_word(u["expected"]) is not None
             out.append(sufficiency_p(u["model_p"], rec, polar))
@@ -133,14 +149,24 @@ def mean_plain(by: dict[str, float]) -> float:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--run", action="append", required=True, help="DATA=RUN")
+    ap.add_argument(
+        "--one-value",
+        action="store_true",
+        help="also try the one-value readings correctness uses (issue 13, twenty-first round)",
+    )
+    ap.add_argument("--rows", action="store_true", help="list the rows the LOSO choice turns")
     args = ap.parse_args(argv)
     units = load(args.run)
     y = np.array([u["label"] for u in units])
     sources = sorted({u["source"] for u in units})
-    variants = [(w, n, g) for g in (False, True) for n in (False, True) for w in WEIGHTS]
+    variants: list[Variant] = [
+        (w, n, g, 0) for g in (False, True) for n in (False, True) for w in WEIGHTS
+    ]
+    if args.one_value:  # the request is read: its words are out too
+        variants += [(w, n, True, r) for r in (1, 2) for n in (False, True) for w in WEIGHTS]
     variants = [v for v in variants if v[0] != 1.0 or not v[1]]  # weight 1: names moot
     table = {v: scores(units, v) for v in variants}
-    shipped: Variant = (1.0, False, False)
+    shipped: Variant = (KEY_WEIGHT, False, False, 0)
 
     source_of = [u["source"] for u in units]
 
@@ -149,10 +175,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print(f"{len(units)} units, {len(sources)} sources; threshold {THRESHOLD}\n")
     print(
-        "| request's words out | names key | key weight | HotpotQA | plain sets, mean (lowest) "
-        "| false yes / false no | pooled AUC |"
+        "| request's words out | names key | key weight | one value | HotpotQA "
+        "| plain sets, mean (lowest) | false yes / false no | pooled AUC |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for v in variants:
         pred = (table[v] >= THRESHOLD).astype(int)
         by = per_source(units, pred)
@@ -160,16 +186,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         fn = int(((pred == 0) & (y == 1)).sum())
         low = min(x for s, x in by.items() if s != "HotpotQA")
         cells = ["yes" if v[2] else "no", "yes" if v[1] else "no", f"{v[0]:g}"]
+        cells += [("no", "every value", "any value")[v[3]]]
         cells += [f"{by['HotpotQA']:.3f}", f"{mean_plain(by):.3f} ({low:.2f})"]
         cells += [f"{fy} / {fn}", f"{gs.auc(y, table[v]):.3f}"]
         print("| " + " | ".join(cells) + " |")
-    # leave one source out: the variant chosen on the other sources (ties: the smaller
-    # weight, names not counted, the request's words kept), at the shipped threshold
+    # leave one source out: the variant chosen on the other sources (ties: the one that
+    # changes least of what is shipped, then the smaller weight, names not counted, the
+    # request's words kept, no one-value reading), at the shipped threshold
     pred = np.zeros(len(units), dtype=int)
     chosen: dict[str, Variant] = {}
     for src in sources:
         rest = [i for i, u in enumerate(units) if u["source"] != src]
-        best = max(variants, key=lambda v: (round(objective(rest, v), 9), -v[0], -v[1], -v[2]))
+
+        def rank(v: Variant, rest: list[int] = rest) -> tuple[float, ...]:
+            changes = sum(a != b for a, b in zip(v, shipped, strict=True))
+            return (round(objective(rest, v), 9), -changes, -v[0], -v[1], -v[2], -v[3])
+
+        best = max(variants, key=rank)
         chosen[src] = best
         for i, u in enumerate(units):
             if u["source"] == src:
@@ -178,10 +211,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     before = per_source(units, (table[shipped] >= THRESHOLD).astype(int))
     print("\nleave one source out (the variant chosen on the other sources):")
     for s in sources:
-        w, n, g = chosen[s]
+        w, n, g, r = chosen[s]
         why = f"weight {w:g}, names {'in' if n else 'out'}, request's words {'out' if g else 'in'}"
+        why += ("", ", one value", ", any value")[r]
         print(f"  {s}: {before[s]:.2f} -> {by[s]:.2f}  ({why})")
     print(f"  plain mean {mean_plain(before):.3f} -> {mean_plain(by):.3f}")
+    if args.rows:
+        print("\nrows whose verdict the LOSO choice turns:")
+        base = table[shipped]
+        after = np.array([table[chosen[u["source"]]][i] for i, u in enumerate(units)])
+        for i, right in gs.turned(y, base, after, THRESHOLD):
+            u = units[i]
+            print(
+                f"  {u['source']}: {base[i]:.2f} -> {after[i]:.2f} ({right}) "
+                f"{u['expected']!r} for {u['request']!r}"
+            )
     return 0
 
 
