@@ -73,8 +73,9 @@ def with_names(text: str) -> Callable[[Sequence[tuple[str, str]]], list[bool]]:
     """lexical._values, with `text`'s capitalised names (key_terms) as key terms too."""
     names = {t for t in lexical.key_terms(text) if not t[0].isdigit()}
 
-    def values(words: Sequence[tuple[str, str]]) -> list[bool]:
-        return [v or w in names for v, (w, _) in zip(plain_values(words), words, strict=True)]
+    def values(words: Sequence[tuple[str, str]], frequencies: bool = False) -> list[bool]:
+        found = plain_values(words, frequencies)
+        return [v or w in names for v, (w, _) in zip(found, words, strict=True)]
 
     return values
 
