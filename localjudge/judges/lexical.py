@@ -128,7 +128,7 @@ _UNIT_WORDS = {
 # is also found when each of its words is (the matching before quantities). A hedge before
 # it ("about", "just under") is part of it (APPROX_TOLERANCE), and so is "and a bit" after
 # it (_AND_A_BIT).
-_FAHRENHEIT = ("degrees fahrenheit", "degree fahrenheit", "fahrenheit")
+_FAHRENHEIT = ("degrees fahrenheit", "degree fahrenheit", "fahrenheit", "degrees f", "degree f")
 _MPH = ("mph", "mile per hour", "miles per hour", "mile an hour", "miles an hour")
 # Knots, a nautical speed: matched to metric and imperial speeds as imperial lengths are to
 # metric ones ("25 knots" is "29 mph" and "46 km/h", within IMPERIAL_TOLERANCE).
@@ -138,6 +138,8 @@ _UNITS: dict[str, tuple[float, str]] = {
     "degree celsius": (1, "celsius"),
     "degrees centigrade": (1, "celsius"),
     "degree centigrade": (1, "celsius"),
+    "degrees c": (1, "celsius"),  # "12 degrees C"
+    "degree c": (1, "celsius"),
     "celsius": (1, "celsius"),
     # "twelve degrees" with no scale named, as British English gives a temperature: read in
     # degrees Celsius, so it is found in "12 °C" (an angle, "45 degrees", is read so on both
@@ -2004,7 +2006,8 @@ def given_names(expected: str, evidence: Iterable[str]) -> frozenset[str]:
 # coffin route?", "In what year was the team set up?", "What time does the wrestling
 # start?". Not one that asks a second thing too ("What time does the ferry leave, and from
 # which pier?", "What does it cost, and until what time can I fish?", two question marks)
-# nor how often (a frequency is no value: _values).
+# nor how often, unless the caller counts a frequency as a value (asks_one_value's
+# `how_often`).
 _ONE_VALUE = re.compile(
     r"\b(?:how (?:many|much|long|far|high|tall|old|deep|wide|heavy|fast|hot|cold|warm)|"
     r"(?:what|which) (?:year|time|date|age|temperature|percentage|share|proportion|fraction|"
@@ -2036,13 +2039,13 @@ def _kind(key: str) -> str:
 # them: "How often ...?" a frequency, "What time ...?" a clock time, "In what year ...?" a
 # year or date, "How long ...?" a quantity or a count. A request none of these name may be
 # answered by a value of any kind.
-_ASKED_KINDS = (
-    (re.compile(r"\bhow often\b", re.I), {"every"}),
-    (re.compile(r"\b(?:what|which) time\b", re.I), {"time"}),
-    (re.compile(r"\b(?:what|which) (?:year|date)\b", re.I), {"number", "date"}),
+_ASKED_KINDS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
+    (_HOW_OFTEN_ASK, frozenset({"every"})),
+    (re.compile(r"\b(?:what|which) time\b", re.I), frozenset({"time"})),
+    (re.compile(r"\b(?:what|which) (?:year|date)\b", re.I), frozenset({"number", "date"})),
     (
         re.compile(r"\b(?:what|which) (?:percentage|share|proportion|fraction)\b", re.I),
-        {"share", "number"},
+        frozenset({"share", "number"}),
     ),
     (
         re.compile(
@@ -2050,7 +2053,7 @@ _ASKED_KINDS = (
             r"(?:\w+ ){0,6}?(?:cost|charge|pay|be)\b",
             re.I,
         ),
-        {"money"},
+        frozenset({"money"}),
     ),
     (
         re.compile(
@@ -2059,14 +2062,14 @@ _ASKED_KINDS = (
             r"depth)\b",
             re.I,
         ),
-        {"q", "number"},
+        frozenset({"q", "number"}),
     ),
-    (re.compile(r"\bhow (?:many|much)\b", re.I), {"q", "number", "money", "share"}),
-    (re.compile(r"\bwhen\b", re.I), {"number", "date", "time"}),
+    (re.compile(r"\bhow (?:many|much)\b", re.I), frozenset({"q", "number", "money", "share"})),
+    (re.compile(r"\bwhen\b", re.I), frozenset({"number", "date", "time"})),
 )
 
 
-def _asked(request: str) -> set[str] | None:
+def _asked(request: str) -> frozenset[str] | None:
     """The kinds of value a request asks for (_ASKED_KINDS), or None when it names none."""
     return next((kinds for pattern, kinds in _ASKED_KINDS if pattern.search(request)), None)
 
