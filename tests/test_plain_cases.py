@@ -628,6 +628,15 @@ READINGS_SETS = {
         ("values", "explained"),
         judges=("context_sufficiency", "correctness", "groundedness"),
     ),
+    # A second set of plain-surnames' shape: a person named by surname, or title and
+    # surname, against the full name, or another person named.
+    "plain-surnames-2": Readings(
+        DATA / "plain-surnames-2",
+        "surnames2",
+        24,
+        ("famous", "local"),
+        judges=("correctness",),
+    ),
 }
 
 
