@@ -16,6 +16,7 @@ from localjudge.judges.lexical import (
     answer_recall,
     answer_word,
     content_words,
+    drop_given_names,
     key_terms,
     lexical_support,
     missing_key_terms,
@@ -1051,6 +1052,28 @@ def test_words_around_an_expected_answer_are_not_looked_for(expected: str) -> No
 def test_a_name_is_given_by_its_surname(expected: str, response: str, recall: float) -> None:
     assert answer_recall(expected, [response], surnames=True)[0] == recall
     assert answer_recall("Fyodor Dostoevsky.", ["Dostoevsky."])[0] == 0.5  # off by default
+
+
+@pytest.mark.parametrize(
+    ("expected", "response", "shown", "recall"),
+    [
+        ("Mrs Joan Pollinger.", "Mrs Pollinger.", "Mrs Pollinger.", 1.0),
+        ("Edward Jenner.", "Dr Jenner, using cowpox.", "Jenner.", 1.0),  # a title is no name
+        ("The Reverend Helen Tapscott.", "Reverend Tapscott.", "The Reverend Tapscott.", 1.0),
+        ("Arthur Maslen winds it.", "Mr Maslen, on Sundays.", "Maslen winds it.", 0.5),
+        ("John Adams.", "Samuel Adams.", "John Adams.", 0.5),  # another man of the name
+        ("John Adams.", "President Adams.", "John Adams.", 0.5),
+        ("Mrs Elspeth Turnbull.", "Mr Turnbull.", "Mrs Elspeth Turnbull.", 1 / 3),  # another
+        ("The Revd Mark Oldroyd.", "Reverend Oldroyd.", "The Revd Oldroyd.", 1.0),  # title
+        ("Dr Priya Nair.", "Nair.", "Nair.", 1.0),
+        ("Karl Marx and Friedrich Engels.", "Karl Marx.", "Karl Marx and Friedrich Engels.", 0.5),
+    ],
+)
+def test_given_names_are_left_out_where_the_response_gives_the_surname(
+    expected: str, response: str, shown: str, recall: float
+) -> None:
+    assert drop_given_names(expected, [response]) == shown
+    assert answer_recall(expected, [response], surnames=True)[0] == pytest.approx(recall)
 
 
 def test_not_ruling_another_answer_out_hedges_between_answers() -> None:

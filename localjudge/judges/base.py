@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from localjudge.engine.base import Part, Prompt, Verdict, VerdictRequest
-from localjudge.judges.lexical import align_list_order, align_quantities
+from localjudge.judges.lexical import align_list_order, align_quantities, drop_given_names
 from localjudge.records import Chunk, Record
 
 YES_NO: tuple[str, ...] = ("yes", "no")
@@ -83,13 +83,18 @@ _ORDER_ASKED = re.compile(
 )
 
 
-def expected_part(record: Record, like: Sequence[str] = (), hedged: bool = False) -> Part:
+def expected_part(
+    record: Record, like: Sequence[str] = (), hedged: bool = False, surnames: bool = False
+) -> Part:
     """The expected response, its quantities and dates written as `like` (the texts shown
     before it) writes them when the values are equal (lexical.align_quantities; with
-    `hedged`, also a value within a hedge of `like`'s), and a list of short items in the
-    order `like` names them (lexical.align_list_order) unless the request asks for an
-    order."""
+    `hedged`, also a value within a hedge of `like`'s), with `surnames` a person's given
+    names left out where `like` names them by surname (lexical.drop_given_names: "Mrs Joan
+    Pollinger." against "Mrs Pollinger."), and a list of short items in the order `like`
+    names them (lexical.align_list_order) unless the request asks for an order."""
     text = align_quantities(record.expected_text() or "", like, hedged)
+    if surnames:
+        text = drop_given_names(text, like)
     if not _ORDER_ASKED.search(record.request):
         text = align_list_order(text, " ".join(like))
     return fence("expected", text)

@@ -1979,6 +1979,23 @@ _FILLER = re.compile(
 # capitalised words of the expected answer; its last word must be written so in the
 # evidence, and not after another capitalised word that is no part of the name ("Samuel
 # Adams" is not "John Adams"; a sentence's opening "It's" or "The" is a stopword).
+# A title before a surname is no other name: "Dr Jenner." gives "Edward Jenner.", unless
+# the expected name has a title of its own and it is another one: "Mr Turnbull." is not
+# "Mrs Elspeth Turnbull." (each title as its short form: "Revd" is "Reverend").
+_TITLES = {
+    **{t: t for t in ("mr", "mrs", "ms", "miss", "mx", "sir", "dame", "lady", "lord")},
+    **{t: t for t in ("father", "sister", "brother", "canon", "major", "colonel")},
+    **{t: t for t in ("sergeant", "inspector")},
+    **{"dr": "dr", "doctor": "dr", "prof": "prof", "professor": "prof"},
+    **{"rev": "rev", "revd": "rev", "reverend": "rev", "capt": "capt", "captain": "capt"},
+}
+
+
+def _title(word: str) -> str | None:
+    """The short form of a title ("Revd." -> "rev"), or None for a word that is none."""
+    return _TITLES.get(word.rstrip(".").casefold())
+
+
 _NAME_PART = r"[A-Z][\w'\u2019-]*"
 _NAME_RUN = re.compile(rf"(?<![\w'\u2019-]){_NAME_PART}(?:[ \t]+{_NAME_PART})+")
 
@@ -1997,9 +2014,40 @@ def given_names(expected: str, evidence: Iterable[str]) -> frozenset[str]:
             for e in pattern.finditer(text):
                 before = e.group(1)
                 own = before is None or before in parts or not before[:1].isupper()
+                title, titles = _title(before or ""), {_title(p) for p in parts} - {None}
+                own = own or (title is not None and (not titles or title in titles))
                 if own or all(w in STOPWORDS for w in _WORD.findall(before.casefold())):
                     out |= {_key(w) for p in parts[:-1] for w in _WORD.findall(p.casefold())}
     return frozenset(out)
+
+
+def drop_given_names(text: str, reference: Iterable[str]) -> str:
+    """`text` without the given names (and other words before a surname) of each name whose
+    surname the reference gives as one (given_names) and that the reference does not give
+    itself: "Mrs Joan Pollinger." against "Mrs Pollinger." is "Mrs Pollinger.", "Edward
+    Jenner." against "Dr Jenner, using cowpox." is "Jenner."; stopwords stay ("The
+    Reverend Helen Tapscott." against "Reverend Tapscott." is "The Reverend Tapscott.")."""
+    texts = list(reference)
+    optional = given_names(text, texts)
+    if not optional:
+        return text
+    known = _known(texts)
+    titles = {_title(w) for t in texts for w in t.split()} - {None}
+    parts: list[str] = []
+    at = 0
+    for m in _NAME_RUN.finditer(text):
+        words = m.group(0).split()
+        kept = [
+            w
+            for w in words[:-1]
+            if w.casefold() in STOPWORDS
+            or _title(w) in titles  # "The Revd Oldroyd." for "Reverend Oldroyd."
+            or any(_key(x) not in optional or _key(x) in known for x in _WORD.findall(w.casefold()))
+        ]
+        if len(kept) < len(words) - 1:
+            parts += [text[at : m.start()], " ".join([*kept, words[-1]])]
+            at = m.end()
+    return "".join(parts) + text[at:]
 
 
 # A request that asks for one value and nothing else: "How many stiles are there on the

@@ -162,7 +162,7 @@ def _correctness(r: Record) -> list[Part]:
     return [
         request_part(r),
         fence("response", _shown_reply(r)),
-        expected_part(r, like=[r.response or ""], hedged=True),
+        expected_part(r, like=[r.response or ""], hedged=True, surnames=True),
         question(CORRECTNESS_Q),
     ]
 
@@ -724,9 +724,10 @@ correctness = CombinedJudge(
         "expected": "its quantities and dates as the response writes them when equal or "
         "within its own hedge (a one-sided hedge goes with an equal value; a temperature's "
         "within half a degree), or hedge and all when within a close hedge of the "
-        f"response's ({READINGS}); a list of short items in the response's order "
-        "unless the request asks for one (items found by every word when one has no content "
-        "word)",
+        f"response's ({READINGS}); a person's given names left out where the response "
+        "names them by surname, or title and surname; a list of short items in the "
+        "response's order unless the request asks for one (items found by every word when "
+        "one has no content word)",
         "response": "a yes or no given in other words shown with the word first "
         "when the expected answer starts with yes or no",
     },
