@@ -1066,6 +1066,9 @@ def test_a_name_is_given_by_its_surname(expected: str, response: str, recall: fl
         ("Mrs Elspeth Turnbull.", "Mr Turnbull.", "Mrs Elspeth Turnbull.", 1 / 3),  # another
         ("The Revd Mark Oldroyd.", "Reverend Oldroyd.", "The Revd Oldroyd.", 1.0),  # title
         ("Dr Priya Nair.", "Nair.", "Nair.", 1.0),
+        ("Joan Smith and Joan Brown.", "Smith and Brown.", "Smith and Brown.", 1.0),
+        # shown: only Smith's given name goes (recall reads "joan" as given wherever it is)
+        ("Joan Smith and Joan Brown.", "Smith.", "Smith and Joan Brown.", 0.5),
         ("Karl Marx and Friedrich Engels.", "Karl Marx.", "Karl Marx and Friedrich Engels.", 0.5),
     ],
 )

@@ -2028,14 +2028,14 @@ def drop_given_names(text: str, reference: Iterable[str]) -> str:
     Jenner." against "Dr Jenner, using cowpox." is "Jenner."; stopwords stay ("The
     Reverend Helen Tapscott." against "Reverend Tapscott." is "The Reverend Tapscott.")."""
     texts = list(reference)
-    optional = given_names(text, texts)
-    if not optional:
+    if not given_names(text, texts):
         return text
     known = _known(texts)
     titles = {_title(w) for t in texts for w in t.split()} - {None}
     parts: list[str] = []
     at = 0
     for m in _NAME_RUN.finditer(text):
+        optional = given_names(m.group(0), texts)  # this name's, not another's
         words = m.group(0).split()
         kept = [
             w
