@@ -637,6 +637,15 @@ READINGS_SETS = {
         ("famous", "local"),
         judges=("correctness",),
     ),
+    # "Who ...?" requests whose expected answer names the person and says more, against a
+    # terse response naming that person or another.
+    "plain-who": Readings(
+        DATA / "plain-who",
+        "who",
+        24,
+        ("famous", "local"),
+        judges=("correctness",),
+    ),
 }
 
 
