@@ -1079,6 +1079,26 @@ def test_given_names_are_left_out_where_the_response_gives_the_surname(
     assert answer_recall(expected, [response], surnames=True)[0] == pytest.approx(recall)
 
 
+def test_a_who_request_is_answered_by_the_names() -> None:
+    asked = "Who's the coxswain of the Whinmouth lifeboat?"
+    expected = "Ian Brunton has been coxswain since 2009."
+    assert lexical.asks_one_name(asked)
+    assert not lexical.asks_one_name("Who runs it, and when does it open?")
+    assert not lexical.asks_one_name("When does it open?")
+
+    def recall(text: str, response: str, one_name: bool = True) -> tuple[float | None, list[str]]:
+        return answer_recall(
+            text, [response], given=asked, surnames=True, key_weight=10.0, one_name=one_name
+        )
+
+    terse = "Brunton, for years now."
+    assert recall(expected, terse, one_name=False)[0] == pytest.approx(1 / 12)  # off by default
+    assert recall(expected, terse) == (1.0, [])
+    other = "Ian Brunton took over as coxswain from Sam Reay in 2009."
+    assert recall(other, "Sam Reay.")[0] == pytest.approx(0.5)
+    assert recall(expected, "Mrs Ord.")[0] == 0.0
+
+
 def test_not_ruling_another_answer_out_hedges_between_answers() -> None:
     response = "Monet gets my vote, but I wouldn't rule out Renoir."
     assert lexical.between_answers(response, "Claude Monet.")

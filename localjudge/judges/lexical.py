@@ -2071,6 +2071,17 @@ _SECOND_ASK = re.compile(
 
 
 _HOW_OFTEN_ASK = re.compile(r"\bhow often\b", re.IGNORECASE)
+_WHO_ASK = re.compile(r"\bwho(?:m|se)?\b", re.IGNORECASE)
+
+
+def asks_one_name(request: str) -> bool:
+    """Whether the request asks who and nothing else ("Who keeps the bees at Birkshaw?";
+    not "Who runs it, and when?": _SECOND_ASK, or a second question mark)."""
+    return (
+        _WHO_ASK.search(request) is not None
+        and _SECOND_ASK.search(request) is None
+        and request.count("?") <= 1
+    )
 
 
 def _kind(key: str) -> str:
@@ -2141,6 +2152,7 @@ def answer_recall(
     one_value: bool = False,
     any_value: bool = False,
     frequencies: bool = False,
+    one_name: bool = False,
 ) -> tuple[float | None, list[str]]:
     """(share of the expected answer's content words that occur in the passages, the words
     that do not). None when the answer has no content words beyond yes/no/true/false: then
@@ -2161,7 +2173,9 @@ def answer_recall(
     gives others beside it ("There are 1,440 minutes in a day: 24 hours of 60 minutes
     each." for "How many minutes make up a whole day?" is found in "1,440"). `frequencies`:
     how often something happens is a value ("three times a week"), and "how often" asks
-    for one."""
+    for one. `one_name`: where `given` asks who and nothing else (asks_one_name), only the
+    words of the answer's names (_NAME_RUN) are looked for ("Ian Brunton has been coxswain
+    since 2009." for "Who's the coxswain?" looks for "Ian Brunton")."""
     words = [
         (w, key) for w, key in _words(_FILLER.sub(" ", expected)) if w not in _NOT_ANSWER_WORDS
     ]
@@ -2173,6 +2187,14 @@ def answer_recall(
     if surnames and (optional := given_names(expected, passages)):
         known = _known(passages)
         words = [(w, k) for w, k in words if k not in optional or _found(w, k, known)] or words
+    if one_name and given is not None and asks_one_name(given):
+        names = {
+            _key(w)
+            for m in _NAME_RUN.finditer(expected)
+            for w in _WORD.findall(m.group(0).casefold())
+            if w not in STOPWORDS
+        }
+        words = [(w, k) for w, k in words if k in names] or words
     if one_value and given is not None and asks_one_value(given, frequencies):
         values = [wk for wk, v in zip(words, _values(words, frequencies), strict=True) if v]
         if values and any_value:
@@ -2204,13 +2226,23 @@ def best_answer_recall(
     one_value: bool = False,
     any_value: bool = False,
     frequencies: bool = False,
+    one_name: bool = False,
 ) -> tuple[float | None, list[str]]:
     """answer_recall of the best of the accepted answers that `expected` lists (ALTERNATIVES
     between them); of `expected` itself when it lists one."""
     texts = list(evidence)
     results = [
         answer_recall(
-            a, texts, hedged, given, key_weight, surnames, one_value, any_value, frequencies
+            a,
+            texts,
+            hedged,
+            given,
+            key_weight,
+            surnames,
+            one_value,
+            any_value,
+            frequencies,
+            one_name,
         )
         for a in expected.split(ALTERNATIVES)
         if a.strip()

@@ -638,11 +638,15 @@ safety = CombinedJudge(
 # (docs/agreement.md, issue 13's twentieth round); whether one of those values, of the kind
 # the request asks for, found is the answer found (ANY_VALUE), and whether how often is a
 # value and "How often ...?" asks for one (FREQUENCY_VALUES), chosen the same way with
-# --any-value --frequencies (issue 13's twenty-first round).
+# --any-value --frequencies (issue 13's twenty-first round); and whether a request that
+# asks who looks for the answer's names only (ONE_NAME: lexical.asks_one_name), measured by
+# scripts/experiments/correctness_one_name.py (no source loses; plain-who, written for it,
+# 0.50 -> 0.75 held out).
 ANSWER_KEY_WEIGHT = 10.0
 ONE_VALUE = True
 ANY_VALUE = True
 FREQUENCY_VALUES = True
+ONE_NAME = True
 
 
 def expected_recall(
@@ -652,6 +656,7 @@ def expected_recall(
     one_value: bool = ONE_VALUE,
     any_value: bool = ANY_VALUE,
     frequencies: bool = FREQUENCY_VALUES,
+    one_name: bool = ONE_NAME,
 ) -> dict[str, float]:
     """{"answer_recall": the share of the expected answer's content words found in the
     response}, quantities matched by value or within a hedge the response gives them
@@ -666,7 +671,9 @@ def expected_recall(
     `any_value` one of those values of the kind asked for found being the answer found
     ("1,440." finds all of "There are 1,440 minutes in a day: 24 hours of 60 minutes
     each."), with `frequencies` how often a value and "How often ...?" a one-value request
-    ("Every three weeks." finds none of "They ride three times a week."), with
+    ("Every three weeks." finds none of "They ride three times a week."), with `one_name`
+    only the answer's names looked for where the request asks who ("Brunton." finds all of
+    "Ian Brunton has been coxswain since 2009."), with
     `surnames` a
     name's given names not looked for where the response gives its surname ("Dostoevsky."
     for "Fyodor Dostoevsky.": lexical.given_names), the best of the
@@ -688,6 +695,7 @@ def expected_recall(
         one_value=one_value,
         any_value=any_value,
         frequencies=frequencies,
+        one_name=one_name,
     )
     return {"answer_recall": 1.0 if recall is None else recall}
 
