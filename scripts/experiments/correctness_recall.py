@@ -44,7 +44,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +150,76 @@ def per_source(units: list[dict[str, Any]], pred: np.ndarray) -> dict[str, float
 def mean_plain(by: dict[str, float]) -> float:
     plain = [v for s, v in by.items() if s not in DEV_SOURCES]
     return float(np.mean(plain)) if plain else float("nan")
+
+
+def runs_from(argv: Sequence[str] | None, doc: str | None) -> list[dict[str, Any]]:
+    """The units of the DATA=RUN pairs given as --run (the command line of the correctness
+    experiments that read these runs)."""
+    ap = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    ap.add_argument("--run", action="append", required=True, help="DATA=RUN")
+    return load(ap.parse_args(argv).run)
+
+
+def report(
+    units: list[dict[str, Any]],
+    table: dict[Any, np.ndarray],
+    shipped: Any,
+    column: str,
+    describe: Callable[[Any], str],
+) -> None:
+    """Print each variant's figures (EVOUNA NQ and TQ, the plain sets' mean and lowest,
+    false yes and no; `column` heads the variant's own), then leave_one_out."""
+    y = np.array([u["label"] for u in units])
+    sources = {u["source"] for u in units}
+    print(f"{len(units)} units, {len(sources)} sources; threshold {THRESHOLD}\n")
+    print(f"| {column} | EVOUNA NQ | EVOUNA TQ | plain sets, mean (lowest) | false yes / no |")
+    print("|---|---|---|---|---|")
+    for v, s in table.items():
+        pred = (s >= THRESHOLD).astype(int)
+        by = per_source(units, pred)
+        fy, fn = int(((pred == 1) & (y == 0)).sum()), int(((pred == 0) & (y == 1)).sum())
+        low = min(x for src, x in by.items() if src not in DEV_SOURCES)
+        cells = [describe(v), *(f"{by[d]:.3f}" for d in DEV_SOURCES)]
+        cells += [f"{mean_plain(by):.3f} ({low:.2f})", f"{fy} / {fn}"]
+        print("| " + " | ".join(cells) + " |")
+    leave_one_out(units, table, shipped, describe)
+
+
+def leave_one_out(
+    units: list[dict[str, Any]],
+    table: dict[Any, np.ndarray],
+    shipped: Any,
+    describe: Callable[[Any], str],
+) -> None:
+    """Print each source's figure before (the `shipped` variant of `table`) and with the
+    variant chosen on every other source (ties: the shipped one, then the first in
+    `table`), the plain mean, and the rows the choice turns (the correctness experiments
+    that add one reading to the shipped judge)."""
+    y = np.array([u["label"] for u in units])
+    sources = [u["source"] for u in units]
+    order = list(table)
+    chosen = {}
+    for src in sorted(set(sources)):
+        rest = [i for i, s in enumerate(sources) if s != src]
+
+        def rank(v: Any, rest: list[int] = rest) -> tuple[float, bool, int]:
+            pred = (table[v] >= THRESHOLD).astype(int)
+            score = round(gs.source_balanced(y, pred, sources, rest), 9)
+            return (score, v == shipped, -order.index(v))
+
+        chosen[src] = max(order, key=rank)
+    after = np.array([table[chosen[s]][i] for i, s in enumerate(sources)])
+    before = per_source(units, (table[shipped] >= THRESHOLD).astype(int))
+    by = per_source(units, (after >= THRESHOLD).astype(int))
+    print("\nleave one source out (chosen on the other sources; ties: as shipped):")
+    for s in sorted(set(sources)):
+        print(f"  {s}: {before[s]:.2f} -> {by[s]:.2f}  ({describe(chosen[s])})")
+    print(f"  plain mean {mean_plain(before):.3f} -> {mean_plain(by):.3f}")
+    print("\nrows whose verdict the LOSO choice turns:")
+    for i, right in gs.turned(y, table[shipped], after, THRESHOLD):
+        r = units[i]["record"]
+        said = f"{r.response!r} for {r.expected_text()!r}"
+        print(f"  {sources[i]} {units[i]['id']}: ({right}) {said}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -17,7 +17,6 @@ is run):
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,7 +26,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import correctness_recall as cr  # noqa: E402
-import groundedness_support as gs  # noqa: E402
 
 from localjudge.judges import lexical  # noqa: E402
 from localjudge.judges.response import (
@@ -40,12 +38,7 @@ BONUSES = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    ap.add_argument("--run", action="append", required=True, help="DATA=RUN")
-    args = ap.parse_args(argv)
-    units = cr.load(args.run)
-    y = np.array([u["label"] for u in units])
-    sources = [u["source"] for u in units]
+    units = cr.runs_from(argv, __doc__)
     base = []
     term = []
     for u in units:
@@ -55,37 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         term.append(signals["answer_recall"] if one else 0.0)
     z, t = np.array(base), np.array(term)
     table = {w: 1.0 / (1.0 + np.exp(-(z + w * t))) for w in BONUSES}
-    print(f"{len(units)} units, {len(set(sources))} sources; threshold {cr.THRESHOLD}\n")
-    print("| W | EVOUNA NQ | EVOUNA TQ | plain sets, mean | false yes / false no |")
-    print("|---|---|---|---|---|")
-    for w, s in table.items():
-        pred = (s >= cr.THRESHOLD).astype(int)
-        by = cr.per_source(units, pred)
-        fy, fn = int(((pred == 1) & (y == 0)).sum()), int(((pred == 0) & (y == 1)).sum())
-        cells = [f"{w:g}", *(f"{by[d]:.3f}" for d in cr.DEV_SOURCES), f"{cr.mean_plain(by):.3f}"]
-        print("| " + " | ".join([*cells, f"{fy} / {fn}"]) + " |")
-    chosen = {}
-    for src in sorted(set(sources)):
-        rest = [i for i, s in enumerate(sources) if s != src]
-
-        def rank(w: float, rest: list[int] = rest) -> tuple[float, float]:
-            pred = (table[w] >= cr.THRESHOLD).astype(int)
-            return (round(gs.source_balanced(y, pred, sources, rest), 9), -w)
-
-        chosen[src] = max(BONUSES, key=rank)
-    after = np.array([table[chosen[s]][i] for i, s in enumerate(sources)])
-    before = cr.per_source(units, (table[0.0] >= cr.THRESHOLD).astype(int))
-    by = cr.per_source(units, (after >= cr.THRESHOLD).astype(int))
-    print("\nleave one source out (W chosen on the other sources):")
-    for s in sorted(set(sources)):
-        print(f"  {s}: {before[s]:.2f} -> {by[s]:.2f}  (W {chosen[s]:g})")
-    print(f"  plain mean {cr.mean_plain(before):.3f} -> {cr.mean_plain(by):.3f}")
-    print("\nrows whose verdict the LOSO choice turns:")
-    for i, right in gs.turned(y, table[0.0], after, cr.THRESHOLD):
-        r = units[i]["record"]
-        print(
-            f"  {sources[i]} {units[i]['id']}: ({right}) {r.response!r} for {r.expected_text()!r}"
-        )
+    cr.report(units, table, 0.0, "W", lambda w: f"W {w:g}")
     return 0
 
 
