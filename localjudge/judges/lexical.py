@@ -2074,14 +2074,16 @@ _HOW_OFTEN_ASK = re.compile(r"\bhow often\b", re.IGNORECASE)
 _WHO_ASK = re.compile(r"\bwho(?:m|se)?\b", re.IGNORECASE)
 
 
+def _asks_one_thing(request: str) -> bool:
+    """Whether the request asks no second question (_SECOND_ASK, or a second question
+    mark)."""
+    return _SECOND_ASK.search(request) is None and request.count("?") <= 1
+
+
 def asks_one_name(request: str) -> bool:
     """Whether the request asks who and nothing else ("Who keeps the bees at Birkshaw?";
-    not "Who runs it, and when?": _SECOND_ASK, or a second question mark)."""
-    return (
-        _WHO_ASK.search(request) is not None
-        and _SECOND_ASK.search(request) is None
-        and request.count("?") <= 1
-    )
+    not "Who runs it, and when?": _asks_one_thing)."""
+    return _WHO_ASK.search(request) is not None and _asks_one_thing(request)
 
 
 def _kind(key: str) -> str:
@@ -2139,7 +2141,7 @@ def asks_one_value(request: str, how_often: bool = False) -> bool:
     with no second question: _SECOND_ASK, or a second question mark)."""
     asks = _ONE_VALUE.search(request) is not None
     asks = asks or (how_often and _HOW_OFTEN_ASK.search(request) is not None)
-    return asks and _SECOND_ASK.search(request) is None and request.count("?") <= 1
+    return asks and _asks_one_thing(request)
 
 
 def answer_recall(
