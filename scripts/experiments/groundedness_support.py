@@ -210,6 +210,7 @@ LINEAR = {
     "log_statements": 0.0,
     "refusal_phrase": 0.0,
     "evasion_unrefused": 0.0,
+    "refuses_help": 0.0,
 }
 
 
