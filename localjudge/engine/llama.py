@@ -72,6 +72,58 @@ def physical_cores() -> int:
     return max(1, min(len(seen) or available, available))
 
 
+# llama.cpp's extra buffer types hold weights repacked for a faster CPU kernel. On CPUs with
+# Intel AMX (Sapphire Rapids and later Xeons) a build with GGML_NATIVE (llama-cpp-python's
+# default) puts the weights in its AMX buffer, whose matrix multiply crashes the process on
+# the first batch of more than a few tokens (seen here with 0.3.36 on the catalogued Qwen
+# files; llama.cpp issues #11115 and #20824 report crashes in the same code). Off on such a
+# CPU, on elsewhere (the repacked kernels are faster); LOCALJUDGE_EXTRA_BUFFERS=0 or 1
+# decides instead.
+EXTRA_BUFFERS_ENV = "LOCALJUDGE_EXTRA_BUFFERS"
+
+
+def cpu_flags() -> frozenset[str]:
+    """The first CPU's feature flags from /proc/cpuinfo (empty where there is none)."""
+    with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="ascii") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key.strip() == "flags":
+                return frozenset(value.split())
+    return frozenset()
+
+
+def default_extra_buffers(flags: frozenset[str] | None = None) -> bool:
+    """Whether llama.cpp may use its extra (repacked-weight) buffer types: the
+    EXTRA_BUFFERS_ENV setting if it is 0 or 1, else False on a CPU with AMX, else True."""
+    setting = os.environ.get(EXTRA_BUFFERS_ENV, "").strip()
+    if setting in ("0", "1"):
+        return setting == "1"
+    if setting:
+        raise ModelError(f"{EXTRA_BUFFERS_ENV} must be 0 or 1, not {setting!r}")
+    flags = cpu_flags() if flags is None else flags
+    return not any(f.startswith("amx") for f in flags)
+
+
+@contextlib.contextmanager
+def _model_params(extra_buffers: bool) -> Iterator[None]:
+    """While a Llama is built: its model parameters with use_extra_bufts set. Llama takes
+    no argument for it, so the defaults it starts from are wrapped for the call."""
+    import llama_cpp.llama_cpp as lib
+
+    original = lib.llama_model_default_params
+
+    def params() -> Any:
+        out = original()
+        out.use_extra_bufts = extra_buffers
+        return out
+
+    lib.llama_model_default_params = params
+    try:
+        yield
+    finally:
+        lib.llama_model_default_params = original
+
+
 class _Segment:
     """One tokenised piece of a prompt. `data` segments may be truncated."""
 
@@ -98,8 +150,10 @@ class LlamaBackend:
         rationale_tokens: int = 48,
         verbose: bool = False,
         flash_attn: bool = True,
+        extra_buffers: bool | None = None,
     ) -> None:
         self.model_path = Path(model_path)
+        self.extra_buffers = default_extra_buffers() if extra_buffers is None else extra_buffers
         self.flash_attn = flash_attn
         self.n_ctx = n_ctx
         self.threads = threads or physical_cores()
@@ -131,7 +185,7 @@ class LlamaBackend:
         from llama_cpp import Llama  # imported here: loading the library is slow
 
         try:
-            with quiet_stderr(not self.verbose):
+            with quiet_stderr(not self.verbose), _model_params(self.extra_buffers):
                 return Llama(
                     model_path=str(self.model_path),
                     n_ctx=self.n_ctx,
@@ -172,6 +226,7 @@ class LlamaBackend:
             "seed": self.seed,
             "template": self.template.name,
             "rationale_tokens": self.rationale_tokens,
+            "extra_buffers": self.extra_buffers,
         }
 
     # -- tokens --------------------------------------------------------------------------
