@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from localjudge import __version__, api
 from localjudge import judges as registry
 from localjudge.engine.base import Backend, BackendStats
+from localjudge.engine.llama import default_extra_buffers
 from localjudge.errors import InvalidRecordError, UsageError
 from localjudge.judges import Judge, JudgeOptions
 from localjudge.records import BadRecord, Record, read_records, validate_row
@@ -288,6 +289,8 @@ def run_manifest(
         "ctx": ctx,
         "batch_size": batch_size,
         "flash_attn": True,
+        # llama.cpp's repacked-weight buffers: off on a CPU with AMX (engine/llama.py)
+        "extra_buffers": default_extra_buffers(),
         "rationale_tokens": RATIONALE_TOKENS,
         "input": dict(inputs),
         "command_line": sys.argv,

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from localjudge import scoring
+from localjudge.engine.llama import default_extra_buffers
 from localjudge.records import Record, read_records
 
 from .conftest import EXAMPLE, LLAMA_NOISE, Result, assert_clean_stderr, run_cli
@@ -143,6 +144,7 @@ def test_example_summary_and_manifest(example_run: tuple[Result, Path], small_mo
     assert len(manifest["model"]["sha256"]) == 64
     assert set(manifest["judges"]) >= set(LLM_FIELDS)
     assert manifest["llama_cpp_python"] != "not installed"
+    assert manifest["extra_buffers"] is default_extra_buffers()
     assert summary["timings"]["verdicts"] > 0
 
 
