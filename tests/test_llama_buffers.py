@@ -78,6 +78,8 @@ def test_backend_without_extra_buffers_judges_and_says_so(small_model: Path) -> 
         assert sum(verdict.probabilities.values()) == pytest.approx(1.0)
     finally:
         backend.close()
-    assert llama.LlamaBackend(small_model, n_ctx=512).describe()["extra_buffers"] is (
-        llama.default_extra_buffers()
-    )
+    auto = llama.LlamaBackend(small_model, n_ctx=512)
+    try:
+        assert auto.describe()["extra_buffers"] is llama.default_extra_buffers()
+    finally:
+        auto.close()

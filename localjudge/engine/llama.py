@@ -75,8 +75,8 @@ def physical_cores() -> int:
 # llama.cpp's extra buffer types hold weights repacked for a faster CPU kernel. On CPUs with
 # Intel AMX (Sapphire Rapids and later Xeons) a build with GGML_NATIVE (llama-cpp-python's
 # default) puts the weights in its AMX buffer, whose matrix multiply crashes the process on
-# the first batch of more than a few tokens (seen here with 0.3.36 on the catalogued Qwen
-# files; llama.cpp issues #11115 and #20824 report crashes in the same code). Off on such a
+# the first batch of more than a few tokens (seen here with 0.3.36 on the default Qwen
+# file; llama.cpp issues #11115 and #20824 report crashes in the same code). Off on such a
 # CPU, on elsewhere (the repacked kernels are faster); LOCALJUDGE_EXTRA_BUFFERS=0 or 1
 # decides instead.
 EXTRA_BUFFERS_ENV = "LOCALJUDGE_EXTRA_BUFFERS"
