@@ -29,7 +29,6 @@ import argparse
 import json
 import math
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -54,7 +53,7 @@ from localjudge.judges.base import (  # noqa: E402
 from localjudge.judges.lexical import missing_key_terms  # noqa: E402
 from localjudge.judges.response import GROUNDEDNESS_Q, groundedness, statements  # noqa: E402
 from localjudge.judges.support import logit  # noqa: E402
-from localjudge.records import Record, validate_row  # noqa: E402
+from localjudge.records import Record  # noqa: E402
 
 NULL_PASSAGES = {"na": "N/A", "empty": ""}
 
@@ -80,63 +79,32 @@ def null_requests(record: Record, texts: Sequence[str]) -> dict[str, list[Verdic
     }
 
 
-def collect(
-    sets: Sequence[Path],
-    units: Path,
-    per_source: int | None,
-    threads: int,
-    sources: Sequence[str] = (),
-) -> None:
-    done = set()
-    if units.exists():
-        done = {json.loads(x)["id"] for x in units.read_text().splitlines() if x}
-    backend = gs.open_backend(None, threads)
-    with units.open("a", encoding="utf-8") as out:
-        for path in sets:
-            items = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
-            taken: dict[str, int] = {}
-            for i, item in enumerate(items):
-                uid = f"{path.parent.name}/{path.name}:{i}"
-                source = gs.source_name(item)
-                taken[source] = taken.get(source, 0) + 1
-                if sources and not any(source.startswith(s) for s in sources):
-                    continue
-                if uid in done or (per_source is not None and taken[source] > per_source):
-                    continue
-                row = {k: v for k, v in item.items() if k not in ("labels", "source")}
-                record = validate_row(i + 1, row)
-                texts = statements(record)
-                shipped = groundedness.requests(record, JudgeOptions(rationale=False))
-                nulls = null_requests(record, texts)
-                reqs = [*shipped, *(r for rs in nulls.values() for r in rs)]
-                before = backend.stats.evaluated_tokens
-                t0 = time.perf_counter()
-                verdicts = backend.judge(reqs)
-                ps = [v.probabilities.get("yes") for v in verdicts]
-                n_pass = len(shipped) // len(texts)
-                pp = [ps[k * n_pass : (k + 1) * n_pass] for k in range(len(texts))]
-                rest = ps[len(shipped) :]
-                null = {
-                    name: rest[j * len(texts) : (j + 1) * len(texts)]
-                    for j, name in enumerate(NULL_PASSAGES)
-                }
-                chunks = [c.content or "" for c in record.retrieved_context or ()]
-                missing = missing_key_terms(record.response or "", chunks)[1]
-                unit = {
-                    "id": uid,
-                    "source": source,
-                    "half": "fit" if i % 2 == 0 else "report",
-                    "label": 1 if item["labels"]["groundedness"] == "yes" else 0,
-                    "statements": texts,
-                    "pp": pp,
-                    "null": null,
-                    "key_missing": 1.0 if missing else 0.0,
-                    "evaluated_tokens": backend.stats.evaluated_tokens - before,
-                    "seconds": round(time.perf_counter() - t0, 3),
-                }
-                out.write(json.dumps(unit) + "\n")
-                out.flush()
-                print(f"{uid} {unit['seconds']:.1f}s", file=sys.stderr)
+def row_requests(record: Record) -> tuple[list[VerdictRequest], list[Any]]:
+    """The shipped judge's requests, then one per statement for each null passage; the keys
+    are the statements (the shipped requests are statements x passages)."""
+    texts = statements(record)
+    shipped = groundedness.requests(record, JudgeOptions(rationale=False))
+    nulls = null_requests(record, texts)
+    return [*shipped, *(r for rs in nulls.values() for r in rs)], texts
+
+
+def row_signals(record: Record, texts: Sequence[Any], ps: Sequence[float | None]) -> dict[str, Any]:
+    """Per statement the shipped P over passages (`pp`) and the P with each null passage
+    (`null`), and whether a number or name of the response is missing (`key_missing`)."""
+    n_null = len(NULL_PASSAGES) * len(texts)
+    shipped, rest = ps[: len(ps) - n_null], ps[len(ps) - n_null :]
+    n_pass = len(shipped) // len(texts)
+    chunks = [c.content or "" for c in record.retrieved_context or ()]
+    missing = missing_key_terms(record.response or "", chunks)[1]
+    return {
+        "statements": list(texts),
+        "pp": [shipped[k * n_pass : (k + 1) * n_pass] for k in range(len(texts))],
+        "null": {
+            name: rest[j * len(texts) : (j + 1) * len(texts)]
+            for j, name in enumerate(NULL_PASSAGES)
+        },
+        "key_missing": 1.0 if missing else 0.0,
+    }
 
 
 def derive(u: dict[str, Any], null: str) -> dict[str, Any]:
@@ -228,7 +196,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.cmd == "collect":
-        collect(args.set, args.units, args.per_source, args.threads, args.source)
+        gs.collect(
+            args.set,
+            args.units,
+            None,
+            args.threads,
+            requests_of=row_requests,
+            signals_of=row_signals,
+            per_source=args.per_source,
+            sources=args.source,
+        )
     else:
         analyse(
             args.units,

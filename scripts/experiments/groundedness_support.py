@@ -146,10 +146,12 @@ def collect(
     requests_of: RowRequests | None = None,
     signals_of: RowSignals | None = None,
     per_source: int | None = None,
+    sources: Sequence[str] = (),
 ) -> None:
     """Append one unit per labelled row of `sets` to `units_path` (rows already there are
     skipped): its label for `judge`, half, source, cost, and the signals computed by
-    `signals_of` from the verdicts of `requests_of` (one backend call per row)."""
+    `signals_of` from the verdicts of `requests_of` (one backend call per row). With
+    `sources`, only rows whose source starts with one of them."""
     requests_of = requests_of or row_requests
     signals_of = signals_of or signals
     done = set()
@@ -164,6 +166,8 @@ def collect(
                 uid = f"{path.parent.name}/{path.name}:{i}"
                 source = source_name(item)
                 taken[source] = taken.get(source, 0) + 1
+                if sources and not any(source.startswith(s) for s in sources):
+                    continue
                 if uid in done or (per_source is not None and taken[source] > per_source):
                     continue
                 row = {k: v for k, v in item.items() if k not in ("labels", "source")}
