@@ -54,10 +54,10 @@ def test_model_params_set_while_the_model_is_built_and_restored_after() -> None:
 
     original = lib.llama_model_default_params
     for value in (False, True):
-        with llama._model_params(value):
+        with llama.extra_buffers_set(value):
             assert lib.llama_model_default_params().use_extra_bufts is value
         assert lib.llama_model_default_params is original
-    with pytest.raises(RuntimeError), llama._model_params(False):
+    with pytest.raises(RuntimeError), llama.extra_buffers_set(False):
         raise RuntimeError("llama.cpp failed")
     assert lib.llama_model_default_params is original
 

@@ -105,7 +105,7 @@ def default_extra_buffers(flags: frozenset[str] | None = None) -> bool:
 
 
 @contextlib.contextmanager
-def _model_params(extra_buffers: bool) -> Iterator[None]:
+def extra_buffers_set(extra_buffers: bool) -> Iterator[None]:
     """While a Llama is built: its model parameters with use_extra_bufts set. Llama takes
     no argument for it, so the defaults it starts from are wrapped for the call."""
     import llama_cpp.llama_cpp as lib
@@ -185,7 +185,7 @@ class LlamaBackend:
         from llama_cpp import Llama  # imported here: loading the library is slow
 
         try:
-            with quiet_stderr(not self.verbose), _model_params(self.extra_buffers):
+            with quiet_stderr(not self.verbose), extra_buffers_set(self.extra_buffers):
                 return Llama(
                     model_path=str(self.model_path),
                     n_ctx=self.n_ctx,

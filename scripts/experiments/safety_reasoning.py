@@ -61,10 +61,10 @@ class Model:
     def __init__(self, path: Path) -> None:
         import llama_cpp
 
-        from localjudge.engine.llama import _model_params, default_extra_buffers
+        from localjudge.engine.llama import default_extra_buffers, extra_buffers_set
 
         self._lib = llama_cpp
-        with _model_params(default_extra_buffers()):  # off on a CPU with AMX (it crashes)
+        with extra_buffers_set(default_extra_buffers()):  # off on a CPU with AMX (it crashes)
             self.llm = llama_cpp.Llama(model_path=str(path), n_ctx=4096, n_threads=2, verbose=False)
         self.yes, self.no = self.tok("yes")[0], self.tok("no")[0]
 
