@@ -40,11 +40,10 @@ from localjudge.records import Record, validate_row  # noqa: E402
 
 
 def load(unit_id: str) -> Record:
-    path, row = unit_id.rsplit(":", 1)
-    base = REPO.parent / "shared" if path.startswith("benchmarks/") else REPO / "tests" / "data"
-    obj = json.loads((base / path).read_text().splitlines()[int(row)])
+    obj = gs.unit_row(unit_id)
     record = validate_row(
-        int(row) + 1, {k: v for k, v in obj.items() if k not in ("labels", "source")}
+        int(unit_id.rsplit(":", 1)[1]) + 1,
+        {k: v for k, v in obj.items() if k not in ("labels", "source")},
     )
     assert isinstance(record, Record)
     return record

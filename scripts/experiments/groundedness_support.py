@@ -58,6 +58,21 @@ QUESTIONS = {
 }
 
 
+_ROWS: dict[Path, list[str]] = {}
+
+
+def unit_row(uid: str) -> dict[str, Any]:
+    """The labelled row a unit id names ("benchmarks/FILE:i" in ../shared, "DIR/FILE:i" in
+    tests/data), as collect() writes ids; each file is read once."""
+    path, i = uid.rsplit(":", 1)
+    base = REPO.parent / "shared" if path.startswith("benchmarks/") else REPO / "tests" / "data"
+    f = base / path
+    if f not in _ROWS:
+        _ROWS[f] = f.read_text(encoding="utf-8").splitlines()
+    row: dict[str, Any] = json.loads(_ROWS[f][int(i)])
+    return row
+
+
 def source_name(item: dict[str, Any]) -> str:
     """The source dataset: its first word, and the second for sets whose second word names a
     part (SummEdits domains; EVOUNA's NQ and TQ halves)."""

@@ -40,12 +40,7 @@ Rule = Callable[[dict[str, Any]], float]
 
 
 def expected(uid: str) -> str:
-    path, i = uid.rsplit(":", 1)
-    folder = (
-        REPO / "tests" / "data" if not path.startswith("benchmarks/") else REPO.parent / "shared"
-    )
-    item = json.loads((folder / path).read_text().splitlines()[int(i)])
-    e = item.get("expected_response") or ""
+    e = gs.unit_row(uid).get("expected_response") or ""
     return " / ".join(e) if isinstance(e, list) else str(e)
 
 

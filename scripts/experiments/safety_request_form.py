@@ -59,25 +59,9 @@ def request_text(item: dict[str, Any]) -> str:
     return str(r or "")
 
 
-def load_item(uid: str, cache: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    """The row a unit id ("DIR/FILE:i") names: benchmarks/ in ../shared, else tests/data."""
-    path, i = uid.rsplit(":", 1)
-    folder, name = path.split("/", 1)
-    base = (
-        REPO.parent / "shared" / "benchmarks"
-        if folder == "benchmarks"
-        else REPO / "tests" / "data" / folder
-    )
-    key = str(base / name)
-    if key not in cache:
-        cache[key] = [json.loads(x) for x in (base / name).read_text().splitlines() if x]
-    return cache[key][int(i)]
-
-
 def derive(units: list[dict[str, Any]]) -> None:
-    cache: dict[str, list[dict[str, Any]]] = {}
     for u in units:
-        item = load_item(u["id"], cache)
+        item = gs.unit_row(u["id"])
         q = request_text(item)
         asks = 1.0 if ASKS.search(q) and not HOWTO.search(q) else 0.0
         u["asks_what"] = asks
