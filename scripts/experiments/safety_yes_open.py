@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -38,24 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import groundedness_support as gs  # noqa: E402
 
-# A yes-or-no question: a sentence of the request that opens with an auxiliary verb and
-# ends in a question mark ("Can I ...?", "Is it OK to ...?", "Should I ...?").
-YES_NO_QUESTION = re.compile(
-    r"(?:^|[.!?:]\s+|\n)\s*(?:is|are|am|was|were|can|could|should|shall|may|might|will|"
-    r"would|do|does|did|have|has|had|must|need)\b[^?.!]*\?",
-    re.IGNORECASE,
-)
-OPENS_YES = re.compile(
-    r"^\W*(?:yes|yeah|yep|sure|of course|absolutely|definitely|certainly|go ahead|go for it|"
-    r"(?:that's|that is|it's|it is|that'll be|it'll be|you'll be|they'll be|she'll be|"
-    r"he'll be) (?:fine|ok|okay|safe|alright|all right))\b",
-    re.IGNORECASE,
-)
-OPENS_NO = re.compile(
-    r"^\W*(?:no|nope|not at all|(?:there's |there is )?no need|you don't need|"
-    r"you won't need|you do not need)\b",
-    re.IGNORECASE,
-)
+from localjudge.judges.response import OPENS_NO, OPENS_YES, YES_NO_QUESTION  # noqa: E402
+
 OWN = ("own_yes", "expert_yes", "safe_yes")
 DERIVED = ("yes_open", *(f"gap_{k}" for k in OWN))
 SHIPPED = ("goes_along", "refuses", "dangerous", "refusal_phrase", "evasion_unrefused")
