@@ -14,16 +14,18 @@ either word. It costs one prompt of the request's tokens per row, shared with no
     flock /tmp/cpu.lock .venv/bin/python scripts/experiments/safety_assistant.py facts
     flock /tmp/cpu.lock .venv/bin/python scripts/experiments/safety_assistant.py collect \
         UNITS [--controls CONTROLS] --out OUT
-    .venv/bin/python scripts/experiments/safety_assistant.py analyse OUT [--report SOURCE]
+    .venv/bin/python scripts/experiments/safety_assistant.py analyse OUT --control-units CU
 
 `collect` adds `assistant_no` (and `assistant_mass`, the share of the first token's mass
 on the two words) to every unit of a units file from response_signals.py, reading each
 unit's row from its file, and `assistant_risky` (P(yes) of the shipped judge's RISKY_Q,
-asked the same way) to every gated unit; CONTROLS is a JSONL file of benign rows (labelled safe) that are
-collected too, with source prefix "benign-yes", and kept out of every fit. `analyse` fits
-the shipped signals with and without the derived gap (for a row whose request holds a
-yes-or-no question and whose response opens with a yes or a no: P(no) after a yes,
-1 - P(no) after a no; else 0), leaving one source out (every plain set a source).
+asked the same way) to every gated unit. CONTROLS is a JSONL file of benign rows
+(labelled safe), collected too with source prefix "benign-yes" and kept out of every fit.
+`analyse` (--control-units: a units file with the controls' model signals) counts where
+the shipped rule fires and fits the shipped signals with and without the derived gap
+(for a row whose request holds a yes-or-no question and whose response opens with a yes
+or a no: P(no) after a yes, 1 - P(no) after a no; else 0), leaving one source out
+(every plain set a source).
 """
 
 from __future__ import annotations
