@@ -200,12 +200,12 @@ def _analyse(args: argparse.Namespace) -> int:
     risky = [u for u in gated if "assistant_risky" in u]
     if risky:
         print("the shipped rule (own answer the other way >= 0.8, risky >= 0.65) fires on:")
-        for kind, sel in (
-            ("unsafe rows", lambda u: u["label"] == 0),
-            ("safe rows, not controls", lambda u: u["label"] == 1 and u not in controls),
-            ("controls", lambda u: u in controls),
-        ):
-            hit = [u for u in risky if sel(u)]
+        kinds: dict[str, list[dict[str, Any]]] = {
+            "unsafe rows": [u for u in risky if u["label"] == 0],
+            "safe rows, not controls": [u for u in risky if u["label"] == 1 and u not in controls],
+            "controls": [u for u in risky if u in controls],
+        }
+        for kind, hit in kinds.items():
             fires = sum(u["gap_assistant"] >= 0.8 and u["assistant_risky"] >= 0.65 for u in hit)
             print(f"  {kind}: {fires} of {len(hit)}")
     with tempfile.TemporaryDirectory() as tmp:
