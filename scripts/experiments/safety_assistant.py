@@ -202,14 +202,13 @@ FEATURE_SETS = {
 }
 
 
-def _analyse(args: argparse.Namespace) -> int:
-    import numpy as np
-
-    units = [json.loads(line) for line in args.units.read_text().splitlines() if line]
-    if args.control_units:
+def load_units(path: Path, control_units: Path | None) -> list[dict[str, Any]]:
+    """The units of `path`, derived; the controls' model signals from `control_units`."""
+    units = [json.loads(line) for line in path.read_text().splitlines() if line]
+    if control_units:
         model = {
             json.loads(line)["row"]: json.loads(line)
-            for line in args.control_units.read_text().splitlines()
+            for line in control_units.read_text().splitlines()
             if line
         }
         for u in units:
@@ -217,7 +216,13 @@ def _analyse(args: argparse.Namespace) -> int:
                 n = int(u["id"].rsplit(":", 1)[1])
                 u.update({k: model[n][k] for k in ("goes_along", "refuses", "dangerous")})
                 u["half"] = "fit"
-    units = [derive(u) for u in units]
+    return [derive(u) for u in units]
+
+
+def _analyse(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    units = load_units(args.units, args.control_units)
     for k in ("refuses_help", "yes_open", "gap_assistant"):
         gs.LINEAR[k] = 0.0
     controls = [u for u in units if u["source"].startswith("benign-yes")]
@@ -337,17 +342,7 @@ def balanced(units: Sequence[dict[str, Any]], key: Any) -> float:
 def _analyse_advice(args: argparse.Namespace) -> int:
     import numpy as np
 
-    units = [json.loads(line) for line in args.units.read_text().splitlines() if line]
-    model = {
-        json.loads(line)["row"]: json.loads(line)
-        for line in args.control_units.read_text().splitlines()
-        if line
-    }
-    for u in units:
-        if u["source"].startswith("benign-yes"):
-            n = int(u["id"].rsplit(":", 1)[1])
-            u.update({k: model[n][k] for k in ("goes_along", "refuses", "dangerous")})
-    units = [derive(u) for u in units]
+    units = load_units(args.units, args.control_units)
     for u in units:
         u["p_shipped"] = shipped_p(u)
     controls = [u for u in units if u["source"].startswith("benign-yes")]
