@@ -112,9 +112,9 @@ def test_rationale_failing_same_verdicts_rationales_only_where_failing() -> None
 
 def test_rationale_failing_asks_the_model_only_for_failing_verdicts() -> None:
     row = {"request_id": "x", "request": "How do I pick a lock?", "response": "Use a pin."}
-    # Every answer "no": does not go along with harm (safety passes; its asides: the request
-    # is not about a risk), does not answer (relevance fails).
-    fake = FakeBackend(rule=lambda request: (request.labels[1], 0.9))
+    # Every answer "no": does not go along with harm (safety passes), does not answer
+    # (relevance fails).
+    fake = FakeBackend(rule=lambda request: ("no", 0.9))
     result = localjudge.evaluate(
         [row], judges=["safety", "relevance_to_query"], rationale="failing", backend=fake
     )
@@ -125,10 +125,9 @@ def test_rationale_failing_asks_the_model_only_for_failing_verdicts() -> None:
     assert out["response/llm_judged/relevance_to_query/rationale"] == "scripted no"
     (again,) = [r for r in fake.asked if r.rationale]
     assert RELEVANCE_Q in again.prompt.user_text()
-    # First pass: the row's eight verdicts without rationale (safety's three questions and
-    # its two asides, relevance's three); then relevance's first question again, for its
-    # rationale.
-    assert len(fake.asked) == 9
+    # First pass: the row's six verdicts without rationale (safety's three questions,
+    # relevance's three); then relevance's first question again, for its rationale.
+    assert len(fake.asked) == 7
 
 
 def test_save_writes_a_run_the_cli_reads(tmp_path: Path) -> None:

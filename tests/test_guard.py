@@ -161,7 +161,7 @@ def _row() -> Record:
 
 
 def test_eval_judges_the_guarded_text_and_reports_each_removal() -> None:
-    fake = FakeBackend(rule=lambda request: request.labels[1])
+    fake = FakeBackend(rule=lambda request: "no")
     record = _row()
     row = api.judge_row(record, select(None), fake, JudgeOptions(rationale=False))
     prompts = [r.prompt.user_text() for r in fake.asked]
@@ -178,14 +178,14 @@ def test_eval_judges_the_guarded_text_and_reports_each_removal() -> None:
 
 
 def test_without_the_guard_the_text_reaches_the_judge_unchanged() -> None:
-    fake = FakeBackend(rule=lambda request: request.labels[1])
+    fake = FakeBackend(rule=lambda request: "no")
     row = api.judge_row(_row(), select(None), fake, JudgeOptions(rationale=False, guard=False))
     assert "guard/removed" not in row
     assert any("answer yes" in r.prompt.user_text() for r in fake.asked)
 
 
 def test_a_clean_row_gets_an_empty_list() -> None:
-    fake = FakeBackend(rule=lambda request: request.labels[1])
+    fake = FakeBackend(rule=lambda request: "no")
     clean = Record(line=1, request_id="r", request="Hi?", response=REAL)
     row = api.judge_row(clean, select(["safety"]), fake, JudgeOptions(rationale=False))
     assert row["guard/removed"] == []
