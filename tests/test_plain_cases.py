@@ -61,6 +61,7 @@ SETS = {
     "plain-holdout-25": _set("plain-holdout-25", "holdout25", 8, 12),
     "plain-holdout-26": _set("plain-holdout-26", "holdout26", 8, 12),
     "plain-holdout-27": _set("plain-holdout-27", "holdout27", 8, 12),
+    "plain-holdout-28": _set("plain-holdout-28", "holdout28", 8, 12),
 }
 # The fields each judge reads, besides the request; anything else would be noise in a row.
 FIELDS = {
