@@ -287,12 +287,16 @@ def test_correctness_weighs_the_model_with_the_expected_answers_recall(
         ("York, I think, though it might be Leeds.", "York", True),  # leans to the right one
         ("Is it Leeds or York? One of the two.", "York", True),
         ("Leeds, I want to say, but York is just as likely.", "York", True),
+        ("I'd guess Leeds, but York's possible.", "York", True),
+        ("Leeds, I think, but Hull is also a possibility.", "Leeds", True),
         ("There are two possible answers: Leeds and York.", "York", True),
         ("Is it at 7 or at 8?", "At 7.", True),  # a question back
         ("Leeds, York or Hull; the town escapes me.", "York", True),  # "or", and doubt
         ("Forty minutes or so, I think.", "About 40 minutes.", False),  # "or so": one answer
         # caveats and closing questions name no second answer (the reread)
         ("Yes, by card. It is also possible to pay cash.", "Yes, by card.", False),
+        ("Yes, by card, but it's also possible to pay cash.", "Yes, by card.", False),
+        ("Yes, but cash is possible too if you ask.", "Yes, by card.", False),
         ("Yes, it's free, but it may be a good idea to book.", "Yes, it is free.", False),
         ("Yes, but it may be 14 days before the refund comes.", "Yes, within 30 days.", False),
         ("York. Do you want to know more about Yorkshire or its history?", "York", False),

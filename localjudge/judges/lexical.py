@@ -2309,16 +2309,28 @@ _BETWEEN = re.compile(
     r"|\b(?:wouldn['\u2019]t|can['\u2019]t|couldn['\u2019]t) rule out\b",
     re.IGNORECASE,
 )
+# A second answer named as possible after a "but" ("I'd guess Rosslare, but Dublin's
+# possible."): a hedge when the response voices doubt (_DOUBT); "Yes, but cash is possible
+# too" adds to an answer, and "but it's possible to pay cash" is a caveat.
+_BUT_POSSIBLE = re.compile(
+    r"\bbut\s+(?!(?:it|that|this|there|they)\b)[^.?!;,]{1,30}?"
+    r"(?:['\u2019]s|\s+(?:is|are|was|were))\s+(?:also\s+)?(?:possible|a possibility)"
+    r"(?!\s+(?:to|that|for|if|when)\b)",
+    re.IGNORECASE,
+)
 _OR = re.compile(r"\bor\b", re.IGNORECASE)
 _FIRST_SENTENCE = re.compile(r".*?[.!?](?=\s|$)", re.DOTALL)
 
 
 def _hedges_between(response: str) -> bool:
-    """Whether the response hedges between answers (_BETWEEN), or its first sentence, where
-    an answer is given, joins answers with "or" (not one that loosens a quantity) and
-    either asks it back ("Is it 7 on a Sunday, or 8?"; a question at the end, "... or
-    anything else?", is not an answer) or the response voices doubt (_DOUBT)."""
+    """Whether the response hedges between answers (_BETWEEN; _BUT_POSSIBLE with doubt
+    voiced, _DOUBT), or its first sentence, where an answer is given, joins answers with
+    "or" (not one that loosens a quantity) and either asks it back ("Is it 7 on a Sunday,
+    or 8?"; a question at the end, "... or anything else?", is not an answer) or the
+    response voices doubt (_DOUBT)."""
     if _BETWEEN.search(response):
+        return True
+    if _BUT_POSSIBLE.search(response) and _DOUBT.search(response):
         return True
     first = _FIRST_SENTENCE.match(response)
     opening = first.group(0) if first else response
