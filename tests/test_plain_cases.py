@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from localjudge.judges import lexical
+from localjudge.judges.response import yes_no_opening
 from localjudge.records import Record, validate_row
 
 from .conftest import REPO
@@ -356,6 +357,34 @@ def test_plain_cannot_say_2_set_is_well_formed() -> None:
         "plain-cannot-say-2 {label}-",
         also_others=CANNOT_SAY,
     )
+
+
+YES_NO = DATA / "plain-yes-no" / "relevance_to_query.jsonl"
+YES_NO_2 = DATA / "plain-yes-no-2" / "relevance_to_query.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("path", "id_prefix", "source", "other"),
+    [
+        (YES_NO, "yesno-relevance_to_query", "plain-yes-no {label}-", None),
+        (YES_NO_2, "yesno2-relevance_to_query", "plain-yes-no-2 {label}-", YES_NO),
+    ],
+)
+def test_plain_yes_no_sets_are_well_formed(
+    path: Path, id_prefix: str, source: str, other: Path | None
+) -> None:
+    """tests/data/plain-yes-no/ and plain-yes-no-2/: 24 relevance_to_query rows each
+    (one_shape_rows; the second shares no request with the first) whose request holds a
+    yes-or-no question and whose response opens with a yes or a no (yes_no_opening), 6 of
+    each opening per label, so the opening does not predict the label."""
+    rows = one_shape_rows(path, id_prefix, source, also_others=other)
+    openings: dict[tuple[str, str | None], int] = {}
+    for i, row in enumerate(rows, start=1):
+        record = validate_row(i, {k: v for k, v in row.items() if k not in ("labels", "source")})
+        assert isinstance(record, Record)
+        key = (row["labels"]["relevance_to_query"], yes_no_opening(record))
+        openings[key] = openings.get(key, 0) + 1
+    assert openings == {("yes", "yes"): 6, ("yes", "no"): 6, ("no", "yes"): 6, ("no", "no"): 6}
 
 
 KEYS = DATA / "plain-keys" / "groundedness.jsonl"
